@@ -1,0 +1,83 @@
+# Laya - one readable Makefile.
+#   make            build build/laya and build/liblaya.a
+#   make test       every unit test (ends with "N passed, N failed")
+#   make bench      benchmarks (print tables; never part of the tests)
+#   make corpus     fetch and build the training corpora (network, slow)
+#   make SANITIZE=address,undefined test   the same under sanitizers (build-san/)
+# References are built without -ffast-math; ISA flags are per file (*_avx2.c,
+# *_avx512.c) so the rest of the library runs on any x86-64.
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+SANITIZE ?=
+BUILD    ?= build
+
+CFLAGS   = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
+           -Wno-unused-parameter -Iinclude -Isrc -fopenmp
+LDLIBS   = -ljansson -lsodium -lm -fopenmp
+
+ifneq ($(SANITIZE),)
+  BUILD   = build-san
+  CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDLIBS += -fsanitize=$(SANITIZE)
+endif
+
+LIB_SRC   = $(sort $(wildcard src/util/*.c src/tok/*.c src/kern/*.c src/model/*.c \
+                              src/engine/*.c src/train/*.c))
+CLI_SRC   = $(sort $(wildcard src/cli/*.c))
+TEST_SRC  = $(sort $(wildcard tests/*.c))
+BENCH_SRC = $(sort $(wildcard bench/*.c))
+
+LIB_OBJ   = $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ   = $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ  = $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_OBJ = $(BENCH_SRC:%.c=$(BUILD)/%.o)
+
+# Per-file instruction sets: only the vector loops are built for them.
+ISA_AVX2   = -mavx2 -mfma -mf16c
+ISA_AVX512 = $(ISA_AVX2) -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni
+$(BUILD)/%_avx2.o:   CFLAGS += $(ISA_AVX2)
+$(BUILD)/%_avx512.o: CFLAGS += $(ISA_AVX512)
+# The trainer is throughput code for machines from 2015 on (AVX2+FMA).
+$(BUILD)/src/train/%.o: CFLAGS += -O3 -march=x86-64-v3
+
+.PHONY: all lib test test-c bench corpus clean install cuda
+all: $(BUILD)/laya
+
+lib: $(BUILD)/liblaya.a
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/liblaya.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/laya: $(CLI_OBJ) $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liblaya.a $(LDLIBS)
+
+$(BUILD)/laya_tests: $(TEST_OBJ) $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/liblaya.a $(LDLIBS)
+
+$(BUILD)/laya_bench: $(BENCH_OBJ) $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -o $@ $(BENCH_OBJ) $(BUILD)/liblaya.a $(LDLIBS)
+
+test: $(BUILD)/laya_tests $(BUILD)/laya
+	BUILD=$(BUILD) sh tests/run.sh
+
+bench: $(BUILD)/laya_bench $(BUILD)/laya
+	$(BUILD)/laya_bench
+
+corpus:
+	python3 scripts/corpus/build.py
+
+install: $(BUILD)/laya
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/laya
+	install -m 755 $(BUILD)/laya $(DESTDIR)$(PREFIX)/bin/laya
+	install -m 644 models/default.safetensors $(DESTDIR)$(PREFIX)/share/laya/default.safetensors
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

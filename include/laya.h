@@ -1,0 +1,79 @@
+/* laya.h - the public API of the Laya typing-prediction engine.
+ *
+ * Contract for every function here:
+ *  - The library never prints and never exits; it returns a laya_status and
+ *    laya_status_str() explains it. Functions that can fail in more than one
+ *    way also fill an optional caller-owned error buffer with a sentence that
+ *    says what was wrong and what to do about it.
+ *  - Handles are opaque. "Owns" below says who must free what.
+ *  - A laya_model is read-only after load and may be shared by any number of
+ *    sessions on any number of threads. A laya_session is used by one thread
+ *    at a time.
+ *  - All text is UTF-8 bytes; invalid UTF-8 is accepted (byte-level model)
+ *    but suggestions never contain broken UTF-8.
+ */
+#ifndef LAYA_H
+#define LAYA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    LAYA_OK = 0,
+    LAYA_ERR_ARG,         /* a bad argument (NULL, out of range) */
+    LAYA_ERR_IO,          /* a file could not be opened, read or written */
+    LAYA_ERR_FORMAT,      /* a file or message is malformed */
+    LAYA_ERR_NOMEM,       /* an allocation failed */
+    LAYA_ERR_UNSUPPORTED, /* valid, but a version or feature this build lacks */
+    LAYA_ERR_SIGNATURE,   /* checksum or signature mismatch */
+    LAYA_ERR_LIMIT,       /* input larger than a documented limit */
+    LAYA_ERR_INTERNAL     /* a bug: please report it */
+} laya_status;
+
+/* A static English sentence describing s. Never NULL. */
+const char *laya_status_str(laya_status s);
+
+typedef struct laya_model laya_model;
+typedef struct laya_session laya_session;
+
+/* Loads a model file (safetensors with Laya metadata), memory-mapped and
+ * validated as hostile input. On success *out is owned by the caller (free
+ * with laya_model_free) and every weight has been touched once.
+ * err (optional, errlen bytes, caller-owned) receives a detailed reason. */
+laya_status laya_model_load(const char *path, laya_model **out, char *err, size_t errlen);
+void laya_model_free(laya_model *m);
+
+/* Opens a session over m; m must outlive it. *out is owned by the caller. */
+laya_status laya_session_new(const laya_model *m, laya_session **out);
+void laya_session_free(laya_session *s);
+
+/* Tells the session the whole text before the cursor. The session diffs it
+ * against the previous context: one more character is an O(1) update, any
+ * other change rewinds to the nearest checkpoint. text is copied. */
+laya_status laya_session_set_context(laya_session *s, const char *text, size_t len);
+
+/* Convenience edits on the current context: append typed bytes; delete the
+ * last n UTF-8 characters; forget everything. */
+laya_status laya_session_type(laya_session *s, const char *bytes, size_t len);
+laya_status laya_session_backspace(laya_session *s, size_t n_chars);
+laya_status laya_session_reset(laya_session *s);
+
+/* One suggestion: the exact bytes to insert at the cursor. text points into
+ * the session and stays valid until the next call on that session. */
+typedef struct {
+    const char *text;
+    size_t len;
+    float prob;   /* model probability of this continuation, 0..1 */
+} laya_suggestion;
+
+/* Fills out[0..*n_out) with up to k suggestions, best first (k <= 16). */
+laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,27 @@
+/* cli.h - shared pieces of the `laya` command-line program. Programs may die
+ * with a message; the library never does. */
+#ifndef LAYA_CLI_H
+#define LAYA_CLI_H
+
+#include <stddef.h>
+#include "laya.h"
+
+/* Prints "laya: <message>" to stderr and exits with status 1. */
+_Noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The model path to use: explicit (if non-NULL), else $LAYA_MODEL, else
+ * models/default.safetensors beside the executable's ../, else the installed
+ * $PREFIX/share/laya/default.safetensors. Static buffer. */
+const char *cli_model_path(const char *explicit_path);
+
+/* Loads the model or dies with the loader's detailed message. */
+laya_model *cli_load_model(const char *explicit_path);
+
+/* Each subcommand: argv[0] is the subcommand name. Returns the exit status. */
+int cmd_complete(int argc, char **argv);
+int cmd_type(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_tokenizer(int argc, char **argv);
+
+#endif

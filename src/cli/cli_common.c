@@ -1,0 +1,56 @@
+/* cli_common.c - model lookup and fatal errors for the `laya` program. */
+#include "cli.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef LAYA_PREFIX
+#define LAYA_PREFIX "/usr/local"
+#endif
+
+_Noreturn void cli_die(const char *fmt, ...) {
+    va_list ap;
+    fputs("laya: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+const char *cli_model_path(const char *explicit_path) {
+    static char buf[PATH_MAX + 64];
+    if (explicit_path) return explicit_path;
+    const char *env = getenv("LAYA_MODEL");
+    if (env && *env) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, sizeof buf, "%s/../models/default.safetensors", exe);
+            if (access(buf, R_OK) == 0) return buf;
+            snprintf(buf, sizeof buf, "%s/../share/laya/default.safetensors", exe);
+            if (access(buf, R_OK) == 0) return buf;
+        }
+    }
+    snprintf(buf, sizeof buf, "%s/share/laya/default.safetensors", LAYA_PREFIX);
+    return buf;
+}
+
+laya_model *cli_load_model(const char *explicit_path) {
+    const char *path = cli_model_path(explicit_path);
+    char err[512] = "";
+    laya_model *m = NULL;
+    laya_status st = laya_model_load(path, &m, err, sizeof err);
+    if (st != LAYA_OK)
+        cli_die("cannot load model '%s': %s%s%s\n  hint: pass --model PATH or set LAYA_MODEL",
+                path, laya_status_str(st), *err ? ": " : "", err);
+    return m;
+}

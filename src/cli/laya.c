@@ -1,0 +1,37 @@
+/* laya.c - `laya` entry point: dispatches to one subcommand per file
+ * (cmd_<name>.c). To add a command, add its row here and its cmd_ file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"complete", cmd_complete, "print k suggestions for a text: laya complete [-k 3] \"text\""},
+    {"type", cmd_type, "interactive demo: type with ghost-text suggestions"},
+    {"serve", cmd_serve, "JSON-lines suggestion server: laya serve --stdio"},
+    {"train", cmd_train, "train a model on a token corpus (CPU reference trainer)"},
+    {"tokenizer", cmd_tokenizer, "tokenizer tools: laya tokenizer train|encode|decode|info"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: laya <command> [options]   (laya <command> --help for more)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nThe model is --model PATH, else $LAYA_MODEL, else the shipped default.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "laya: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

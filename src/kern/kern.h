@@ -1,0 +1,46 @@
+/* kern.h - matrix kernels for the keystroke path (C4).
+ *
+ * A weight matrix is a qmat: R rows of C columns stored in one of the types
+ * below, row-major. Every kernel has a scalar _ref twin (kern_ref.c) that is
+ * its specification; per-ISA files (kern_avx2.c, kern_avx512.c) hold only
+ * the vector loops. kern_init() picks one table at start from CPUID/XGETBV;
+ * LAYA_KERN=ref|avx2|avx512 overrides it so tests can run every path.
+ *
+ * Shape letters: R rows, C columns, N vectors in a small batch. */
+#ifndef LAYA_KERN_H
+#define LAYA_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { QT_F32 = 0, QT_F16 = 1, QT_Q8 = 2, QT_Q4 = 3 } qtype;
+
+typedef struct {
+    qtype type;
+    int32_t rows, cols;    /* R, C */
+    int32_t group;         /* weights per scale/bias group (q8/q4), else 0 */
+    const void *data;      /* (R, C) elements of type (packed for q4) */
+    const float *scales;   /* (R, C/group) for q8/q4, else NULL */
+    const float *biases;   /* (R, C/group) for q8/q4, else NULL */
+} qmat;
+
+typedef struct {
+    const char *name;  /* "ref", "avx2", "avx512" */
+    /* y(R) = W(R,C) x(C) */
+    void (*matvec)(const qmat *w, const float *x, float *y);
+    /* Y(N,R) = X(N,C) W^T: one pass over the weights for N vectors. */
+    void (*matmat)(const qmat *w, const float *x, int n, float *y);
+    /* y[i] = W[rows[i]] . x for the listed rows only (logits of a few tokens). */
+    void (*dot_rows)(const qmat *w, const int32_t *rows, int n, const float *x, float *y);
+} kern_table;
+
+/* The table chosen for this CPU (first call decides; thread-safe after). */
+const kern_table *kern_get(void);
+/* A table by name, or NULL if unknown or the CPU lacks it. */
+const kern_table *kern_by_name(const char *name);
+
+/* f16 <-> f32 (IEEE binary16, round to nearest even). */
+float kern_f16_to_f32(uint16_t h);
+uint16_t kern_f32_to_f16(float f);
+
+#endif

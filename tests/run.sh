@@ -1,0 +1,37 @@
+#!/bin/sh
+# tests/run.sh - runs every suite (C unit tests, CLI tests, corpus extractor
+# tests) and ends with the sum: "N passed, N failed". A suite that dies
+# without its own summary line counts as one failure. Exit 0 iff none failed.
+BUILD=${BUILD:-build}
+export BUILD
+passed=0
+failed=0
+out=$(mktemp)
+run() {
+    echo "== $1"
+    shift
+    "$@" >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "   (suite exited with status $rc and no summary: counted as a failure)"
+        failed=$((failed + 1))
+        return
+    fi
+    passed=$((passed + $(echo "$line" | awk '{print $1}')))
+    f=$(echo "$line" | awk '{print $3}')
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    failed=$((failed + f))
+}
+run "unit tests ($BUILD/laya_tests)" "$BUILD/laya_tests"
+for t in tests/cli/*.sh; do
+    [ -e "$t" ] && run "cli: $t" sh "$t"
+done
+if [ -f tests/corpus/run.py ]; then
+    run "corpus extractors" python3 tests/corpus/run.py
+fi
+rm -f "$out"
+echo "== all suites"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
