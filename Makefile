@@ -81,3 +81,12 @@ clean:
 	rm -rf build build-san
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+
+# ---- evaluation: typing simulator (src/sim) and peers ----------------------
+# The simulator is library code; it joins liblaya.a here so this block stays
+# self-contained. `make bench-peers` measures Laya and Presage (Debian) with
+# the same harness: `laya eval` over the JSON-lines protocol of shared/EVAL.md.
+SIM_SRC = $(sort $(wildcard src/sim/*.c))
+SIM_OBJ = $(SIM_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/liblaya.a: $(SIM_OBJ)
+-include $(SIM_OBJ:.o=.d)
