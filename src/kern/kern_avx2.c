@@ -1,0 +1,187 @@
+/* kern_avx2.c - AVX2 + FMA + F16C vector loops for f32 and f16 weights.
+ * Built with the AVX2 flags (Makefile); called only when kern_cpu_features()
+ * reports AVX2. AVX2 has no masked 16-bit load, so a column tail (C % 8) is
+ * copied into a zero-padded block of 8 and then takes the same vector path.
+ * Results differ from kern_ref.c only by summation order (8 lanes, FMA).
+ *
+ * Each loop is written once as an always-inline function of a constant
+ * `f16` flag; the wrappers below instantiate it per type.
+ *
+ * Shape letters: R rows, C columns, N vectors. */
+#include "kern/kern_impl.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE const void *row_at(const qmat *w, int64_t r, int f16) {
+    return f16 ? (const void *)((const uint16_t *)w->data + r * w->cols)
+               : (const void *)((const float *)w->data + r * w->cols);
+}
+
+/* 8 weights of row p starting at column c, as f32. */
+INLINE __m256 ldw(const void *p, int64_t c, int f16) {
+    if (f16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + c)));
+    return _mm256_loadu_ps((const float *)p + c);
+}
+
+/* The t < 8 weights of row p from column c, zero-padded to 8. */
+INLINE __m256 ldw_tail(const void *p, int64_t c, int64_t t, int f16) {
+    if (f16) {
+        uint16_t b[8] = {0};
+        memcpy(b, (const uint16_t *)p + c, (size_t)t * sizeof b[0]);
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
+    }
+    float b[8] = {0};
+    memcpy(b, (const float *)p + c, (size_t)t * sizeof b[0]);
+    return _mm256_loadu_ps(b);
+}
+
+INLINE __m256 ldx_tail(const float *x, int64_t c, int64_t t) {
+    float b[8] = {0};
+    memcpy(b, x + c, (size_t)t * sizeof b[0]);
+    return _mm256_loadu_ps(b);
+}
+
+INLINE float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* out[0..4) = p0..p3 . x: four independent FMA chains sharing each load of x. */
+INLINE void dot4(const void *p0, const void *p1, const void *p2, const void *p3,
+                 const float *x, int64_t C, float *out, int f16) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t c = 0;
+    for (; c + 8 <= C; c += 8) {
+        __m256 xv = _mm256_loadu_ps(x + c);
+        a0 = _mm256_fmadd_ps(ldw(p0, c, f16), xv, a0);
+        a1 = _mm256_fmadd_ps(ldw(p1, c, f16), xv, a1);
+        a2 = _mm256_fmadd_ps(ldw(p2, c, f16), xv, a2);
+        a3 = _mm256_fmadd_ps(ldw(p3, c, f16), xv, a3);
+    }
+    if (c < C) {
+        int64_t t = C - c;
+        __m256 xv = ldx_tail(x, c, t);
+        a0 = _mm256_fmadd_ps(ldw_tail(p0, c, t, f16), xv, a0);
+        a1 = _mm256_fmadd_ps(ldw_tail(p1, c, t, f16), xv, a1);
+        a2 = _mm256_fmadd_ps(ldw_tail(p2, c, t, f16), xv, a2);
+        a3 = _mm256_fmadd_ps(ldw_tail(p3, c, t, f16), xv, a3);
+    }
+    out[0] = hsum(a0);
+    out[1] = hsum(a1);
+    out[2] = hsum(a2);
+    out[3] = hsum(a3);
+}
+
+INLINE float dot1(const void *p, const float *x, int64_t C, int f16) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    int64_t c = 0;
+    for (; c + 16 <= C; c += 16) {
+        a0 = _mm256_fmadd_ps(ldw(p, c, f16), _mm256_loadu_ps(x + c), a0);
+        a1 = _mm256_fmadd_ps(ldw(p, c + 8, f16), _mm256_loadu_ps(x + c + 8), a1);
+    }
+    for (; c + 8 <= C; c += 8)
+        a0 = _mm256_fmadd_ps(ldw(p, c, f16), _mm256_loadu_ps(x + c), a0);
+    if (c < C)
+        a1 = _mm256_fmadd_ps(ldw_tail(p, c, C - c, f16), ldx_tail(x, c, C - c), a1);
+    return hsum(_mm256_add_ps(a0, a1));
+}
+
+INLINE void matvec_t(const qmat *w, const float *x, float *y, int f16) {
+    const int64_t R = w->rows, C = w->cols;
+    int64_t r = 0;
+    for (; r + 4 <= R; r += 4)
+        dot4(row_at(w, r, f16), row_at(w, r + 1, f16), row_at(w, r + 2, f16),
+             row_at(w, r + 3, f16), x, C, y + r, f16);
+    for (; r < R; r++) y[r] = dot1(row_at(w, r, f16), x, C, f16);
+}
+
+/* One row against four vectors: each weight is loaded (and converted) once
+ * and used four times; the row stays in L1 across the vector blocks, so the
+ * matrix is streamed from memory once for all N vectors. */
+INLINE void row4(const void *p, const float *x0, const float *x1, const float *x2,
+                 const float *x3, int64_t C, float out[4], int f16) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t c = 0;
+    for (; c + 8 <= C; c += 8) {
+        __m256 wv = ldw(p, c, f16);
+        a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x0 + c), a0);
+        a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x1 + c), a1);
+        a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x2 + c), a2);
+        a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x3 + c), a3);
+    }
+    if (c < C) {
+        int64_t t = C - c;
+        __m256 wv = ldw_tail(p, c, t, f16);
+        a0 = _mm256_fmadd_ps(wv, ldx_tail(x0, c, t), a0);
+        a1 = _mm256_fmadd_ps(wv, ldx_tail(x1, c, t), a1);
+        a2 = _mm256_fmadd_ps(wv, ldx_tail(x2, c, t), a2);
+        a3 = _mm256_fmadd_ps(wv, ldx_tail(x3, c, t), a3);
+    }
+    out[0] = hsum(a0);
+    out[1] = hsum(a1);
+    out[2] = hsum(a2);
+    out[3] = hsum(a3);
+}
+
+INLINE void matmat_t(const qmat *w, const float *x, int n, float *y, int f16) {
+    const int64_t R = w->rows, C = w->cols;
+    for (int64_t r = 0; r < R; r++) {
+        const void *p = row_at(w, r, f16);
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            float o[4];
+            row4(p, x + i * C, x + (i + 1) * C, x + (i + 2) * C, x + (i + 3) * C, C, o, f16);
+            for (int j = 0; j < 4; j++) y[(i + j) * R + r] = o[j];
+        }
+        for (; i < n; i++) y[i * R + r] = dot1(p, x + i * C, C, f16);
+    }
+}
+
+/* Rows in fours: the scattered rows' cache misses overlap. */
+INLINE void dot_rows_t(const qmat *w, const int32_t *rows, int n, const float *x, float *y,
+                       int f16) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        dot4(row_at(w, rows[i], f16), row_at(w, rows[i + 1], f16), row_at(w, rows[i + 2], f16),
+             row_at(w, rows[i + 3], f16), x, w->cols, y + i, f16);
+    for (; i < n; i++) y[i] = dot1(row_at(w, rows[i], f16), x, w->cols, f16);
+}
+
+static void matvec(const qmat *w, const float *x, float *y) {
+    switch (w->type) {
+    case QT_F32: matvec_t(w, x, y, 0); return;
+    case QT_F16: matvec_t(w, x, y, 1); return;
+    case QT_Q8: case QT_Q4: break;
+    }
+    kern_matvec_ref(w, x, y);
+}
+
+static void matmat(const qmat *w, const float *x, int n, float *y) {
+    switch (w->type) {
+    case QT_F32: matmat_t(w, x, n, y, 0); return;
+    case QT_F16: matmat_t(w, x, n, y, 1); return;
+    case QT_Q8: case QT_Q4: break;
+    }
+    kern_matmat_ref(w, x, n, y);
+}
+
+static void dot_rows(const qmat *w, const int32_t *rows, int n, const float *x, float *y) {
+    switch (w->type) {
+    case QT_F32: dot_rows_t(w, rows, n, x, y, 0); return;
+    case QT_F16: dot_rows_t(w, rows, n, x, y, 1); return;
+    case QT_Q8: case QT_Q4: break;
+    }
+    kern_dot_rows_ref(w, rows, n, x, y);
+}
+
+const kern_table kern_table_avx2 = {
+    .name = "avx2",
+    .matvec = matvec,
+    .matmat = matmat,
+    .dot_rows = dot_rows,
+};

@@ -1,0 +1,170 @@
+/* kern_avx512.c - AVX-512 (F, BW, VL, DQ) vector loops for f32 and f16
+ * weights. Built with the AVX-512 flags (Makefile); called only when
+ * kern_cpu_features() reports AVX-512. Column tails use masked loads, so no
+ * scalar tail loop. Results differ from kern_ref.c only by summation order
+ * (16 lanes, FMA); tests/test_kern.c bounds the difference.
+ *
+ * Each loop is written once as an always-inline function of a constant
+ * `f16` flag; the wrappers below instantiate it per type.
+ *
+ * Shape letters: R rows, C columns, N vectors. */
+#include "kern/kern_impl.h"
+
+#include <immintrin.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE const void *row_at(const qmat *w, int64_t r, int f16) {
+    return f16 ? (const void *)((const uint16_t *)w->data + r * w->cols)
+               : (const void *)((const float *)w->data + r * w->cols);
+}
+
+/* 16 weights of row p starting at column c, as f32; m masks a short tail. */
+INLINE __m512 ldw(const void *p, int64_t c, __mmask16 m, int f16) {
+    if (f16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + c));
+    return _mm512_maskz_loadu_ps(m, (const float *)p + c);
+}
+
+INLINE __mmask16 tail_mask(int64_t C) {
+    return (__mmask16)((1u << (C & 15)) - 1u);
+}
+
+/* out[0..4) = p0..p3 . x: four independent FMA chains sharing each load of x. */
+INLINE void dot4(const void *p0, const void *p1, const void *p2, const void *p3,
+                 const float *x, int64_t C, float *out, int f16) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    const __mmask16 all = 0xFFFF;
+    int64_t c = 0;
+    for (; c + 16 <= C; c += 16) {
+        __m512 xv = _mm512_loadu_ps(x + c);
+        a0 = _mm512_fmadd_ps(ldw(p0, c, all, f16), xv, a0);
+        a1 = _mm512_fmadd_ps(ldw(p1, c, all, f16), xv, a1);
+        a2 = _mm512_fmadd_ps(ldw(p2, c, all, f16), xv, a2);
+        a3 = _mm512_fmadd_ps(ldw(p3, c, all, f16), xv, a3);
+    }
+    if (c < C) {
+        __mmask16 m = tail_mask(C);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
+        a0 = _mm512_fmadd_ps(ldw(p0, c, m, f16), xv, a0);
+        a1 = _mm512_fmadd_ps(ldw(p1, c, m, f16), xv, a1);
+        a2 = _mm512_fmadd_ps(ldw(p2, c, m, f16), xv, a2);
+        a3 = _mm512_fmadd_ps(ldw(p3, c, m, f16), xv, a3);
+    }
+    out[0] = _mm512_reduce_add_ps(a0);
+    out[1] = _mm512_reduce_add_ps(a1);
+    out[2] = _mm512_reduce_add_ps(a2);
+    out[3] = _mm512_reduce_add_ps(a3);
+}
+
+INLINE float dot1(const void *p, const float *x, int64_t C, int f16) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    const __mmask16 all = 0xFFFF;
+    int64_t c = 0;
+    for (; c + 32 <= C; c += 32) {
+        a0 = _mm512_fmadd_ps(ldw(p, c, all, f16), _mm512_loadu_ps(x + c), a0);
+        a1 = _mm512_fmadd_ps(ldw(p, c + 16, all, f16), _mm512_loadu_ps(x + c + 16), a1);
+    }
+    for (; c + 16 <= C; c += 16)
+        a0 = _mm512_fmadd_ps(ldw(p, c, all, f16), _mm512_loadu_ps(x + c), a0);
+    if (c < C) {
+        __mmask16 m = tail_mask(C);
+        a1 = _mm512_fmadd_ps(ldw(p, c, m, f16), _mm512_maskz_loadu_ps(m, x + c), a1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+INLINE void matvec_t(const qmat *w, const float *x, float *y, int f16) {
+    const int64_t R = w->rows, C = w->cols;
+    int64_t r = 0;
+    for (; r + 4 <= R; r += 4)
+        dot4(row_at(w, r, f16), row_at(w, r + 1, f16), row_at(w, r + 2, f16),
+             row_at(w, r + 3, f16), x, C, y + r, f16);
+    for (; r < R; r++) y[r] = dot1(row_at(w, r, f16), x, C, f16);
+}
+
+/* One row against four vectors: each weight is loaded (and converted) once
+ * and used four times; the row stays in L1 across the vector blocks, so the
+ * matrix is streamed from memory once for all N vectors. */
+INLINE void row4(const void *p, const float *x0, const float *x1, const float *x2,
+                 const float *x3, int64_t C, float out[4], int f16) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    const __mmask16 all = 0xFFFF;
+    int64_t c = 0;
+    for (; c + 16 <= C; c += 16) {
+        __m512 wv = ldw(p, c, all, f16);
+        a0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x0 + c), a0);
+        a1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x1 + c), a1);
+        a2 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x2 + c), a2);
+        a3 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x3 + c), a3);
+    }
+    if (c < C) {
+        __mmask16 m = tail_mask(C);
+        __m512 wv = ldw(p, c, m, f16);
+        a0 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x0 + c), a0);
+        a1 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x1 + c), a1);
+        a2 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x2 + c), a2);
+        a3 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x3 + c), a3);
+    }
+    out[0] = _mm512_reduce_add_ps(a0);
+    out[1] = _mm512_reduce_add_ps(a1);
+    out[2] = _mm512_reduce_add_ps(a2);
+    out[3] = _mm512_reduce_add_ps(a3);
+}
+
+INLINE void matmat_t(const qmat *w, const float *x, int n, float *y, int f16) {
+    const int64_t R = w->rows, C = w->cols;
+    for (int64_t r = 0; r < R; r++) {
+        const void *p = row_at(w, r, f16);
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            float o[4];
+            row4(p, x + i * C, x + (i + 1) * C, x + (i + 2) * C, x + (i + 3) * C, C, o, f16);
+            for (int j = 0; j < 4; j++) y[(i + j) * R + r] = o[j];
+        }
+        for (; i < n; i++) y[i * R + r] = dot1(p, x + i * C, C, f16);
+    }
+}
+
+/* Rows in fours: the scattered rows' cache misses overlap. */
+INLINE void dot_rows_t(const qmat *w, const int32_t *rows, int n, const float *x, float *y,
+                       int f16) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        dot4(row_at(w, rows[i], f16), row_at(w, rows[i + 1], f16), row_at(w, rows[i + 2], f16),
+             row_at(w, rows[i + 3], f16), x, w->cols, y + i, f16);
+    for (; i < n; i++) y[i] = dot1(row_at(w, rows[i], f16), x, w->cols, f16);
+}
+
+static void matvec(const qmat *w, const float *x, float *y) {
+    switch (w->type) {
+    case QT_F32: matvec_t(w, x, y, 0); return;
+    case QT_F16: matvec_t(w, x, y, 1); return;
+    case QT_Q8: case QT_Q4: break;
+    }
+    kern_matvec_ref(w, x, y);
+}
+
+static void matmat(const qmat *w, const float *x, int n, float *y) {
+    switch (w->type) {
+    case QT_F32: matmat_t(w, x, n, y, 0); return;
+    case QT_F16: matmat_t(w, x, n, y, 1); return;
+    case QT_Q8: case QT_Q4: break;
+    }
+    kern_matmat_ref(w, x, n, y);
+}
+
+static void dot_rows(const qmat *w, const int32_t *rows, int n, const float *x, float *y) {
+    switch (w->type) {
+    case QT_F32: dot_rows_t(w, rows, n, x, y, 0); return;
+    case QT_F16: dot_rows_t(w, rows, n, x, y, 1); return;
+    case QT_Q8: case QT_Q4: break;
+    }
+    kern_dot_rows_ref(w, rows, n, x, y);
+}
+
+const kern_table kern_table_avx512 = {
+    .name = "avx512",
+    .matvec = matvec,
+    .matmat = matmat,
+    .dot_rows = dot_rows,
+};

@@ -1,0 +1,249 @@
+/* test_kern.c - every kernel table this CPU can run against the scalar
+ * references (kern_ref.c), over awkward sizes, for f32 and f16 weights; the
+ * f16 conversions against the compiler's own _Float16; and a demonstration
+ * that the checker catches a deliberately broken kernel.
+ *
+ * Tolerance: a vector kernel sums in another order (lanes, FMA), so it may
+ * differ from the reference by a few ulps of S = sum_c |w_c x_c| (the error
+ * bound of any f32 summation order scales with S, not with the result). We
+ * accept |got - ref| <= 1e-6 + 1e-5 * S. A wrong or missing term moves the
+ * result by about S/C >= 1e-3 S for C <= 1023: two orders above the bound.
+ *
+ * Shape letters: R rows, C columns, N vectors. */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern/kern_impl.h"
+
+static const int sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 127, 255, 1023};
+enum { N_SIZES = sizeof sizes / sizeof sizes[0] };
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static float frand(void) {  /* uniform in [-1, 1) */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((double)(rng_state >> 11) * 0x1p-52 - 1.0);
+}
+
+/* A random (R, C) matrix of type t; *buf receives the storage to free. */
+static qmat make_mat(qtype t, int R, int C, void **buf) {
+    size_t n = (size_t)R * (size_t)C;
+    qmat w = {.type = t, .rows = R, .cols = C};
+    if (t == QT_F32) {
+        float *p = malloc(n * sizeof *p);
+        for (size_t i = 0; i < n; i++) p[i] = frand();
+        *buf = p;
+    } else {
+        uint16_t *p = malloc(n * sizeof *p);
+        for (size_t i = 0; i < n; i++) p[i] = kern_f32_to_f16(frand());
+        *buf = p;
+    }
+    w.data = *buf;
+    return w;
+}
+
+/* S = sum_c |W[r][c] x[c]|, the scale of the summation error of row r. */
+static double abs_sum(const qmat *w, int32_t r, const float *x) {
+    float *row = malloc((size_t)w->cols * sizeof *row);
+    kern_row_f32(w, r, row);
+    double s = 0;
+    for (int c = 0; c < w->cols; c++) s += fabs((double)row[c] * x[c]);
+    free(row);
+    return s;
+}
+
+static int close_enough(float got, float want, double S) {
+    return fabs((double)got - (double)want) <= 1e-6 + 1e-5 * S;
+}
+
+/* Compares t's three kernels with the references on one random (R, C)
+ * matrix of type ty. Returns 0 if all agree, else 1 with a reason in why. */
+static int compare(const kern_table *t, qtype ty, int R, int C, char *why, size_t whylen) {
+    void *buf;
+    qmat w = make_mat(ty, R, C, &buf);
+    enum { NMAX = 6 };
+    float *x = malloc((size_t)NMAX * C * sizeof *x);
+    size_t ny = (size_t)NMAX * R + 16;  /* matmat outputs, or up to 9 dot_rows */
+    float *y = malloc(ny * sizeof *y), *yr = malloc(ny * sizeof *yr);
+    int bad = 0;
+    for (int i = 0; i < NMAX * C; i++) x[i] = frand();
+
+    t->matvec(&w, x, y);
+    kern_matvec_ref(&w, x, yr);
+    for (int r = 0; r < R && !bad; r++)
+        if (!close_enough(y[r], yr[r], abs_sum(&w, r, x))) {
+            snprintf(why, whylen, "%s matvec type %d R=%d C=%d: y[%d]=%.9g ref %.9g",
+                     t->name, ty, R, C, r, y[r], yr[r]);
+            bad = 1;
+        }
+    static const int ns[] = {1, 3, 4, 5, NMAX};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0] && !bad; k++) {
+        int n = ns[k];
+        t->matmat(&w, x, n, y);
+        kern_matmat_ref(&w, x, n, yr);
+        for (int i = 0; i < n && !bad; i++)
+            for (int r = 0; r < R && !bad; r++)
+                if (!close_enough(y[i * R + r], yr[i * R + r], abs_sum(&w, r, x + i * C))) {
+                    snprintf(why, whylen, "%s matmat type %d R=%d C=%d N=%d: y[%d][%d]=%.9g ref %.9g",
+                             t->name, ty, R, C, n, i, r, y[i * R + r], yr[i * R + r]);
+                    bad = 1;
+                }
+    }
+    int32_t rows[9];
+    for (int k = 0; k < 9; k++) rows[k] = (int32_t)((unsigned)k * 7919u % (unsigned)R);
+    rows[8] = R - 1;  /* the last row, and repeats when R < 9 */
+    static const int nr[] = {1, 4, 9};
+    for (size_t k = 0; k < sizeof nr / sizeof nr[0] && !bad; k++) {
+        t->dot_rows(&w, rows, nr[k], x, y);
+        kern_dot_rows_ref(&w, rows, nr[k], x, yr);
+        for (int i = 0; i < nr[k] && !bad; i++)
+            if (!close_enough(y[i], yr[i], abs_sum(&w, rows[i], x))) {
+                snprintf(why, whylen, "%s dot_rows type %d R=%d C=%d: y[%d] (row %d)=%.9g ref %.9g",
+                         t->name, ty, R, C, i, rows[i], y[i], yr[i]);
+                bad = 1;
+            }
+    }
+    free(buf);
+    free(x);
+    free(y);
+    free(yr);
+    return bad;
+}
+
+/* Every vector table usable here, against the references. */
+static void check_isa(const char *name) {
+    const kern_table *t = kern_by_name(name);
+    if (!t) SKIP("this CPU lacks the instruction set");
+    char why[256];
+    for (int ty = QT_F32; ty <= QT_F16; ty++)
+        for (int i = 0; i < N_SIZES; i++)
+            for (int j = 0; j < N_SIZES; j++) {
+                int R = sizes[i], C = sizes[j];
+                if ((long)R * C > 255 * 1023) continue;  /* keep the sweep fast */
+                CHECKF(!compare(t, (qtype)ty, R, C, why, sizeof why), "%s", why);
+            }
+    /* the biggest sizes once each way */
+    CHECKF(!compare(t, QT_F32, 1023, 1023, why, sizeof why), "%s", why);
+    CHECKF(!compare(t, QT_F16, 1023, 1023, why, sizeof why), "%s", why);
+}
+
+TEST(kern_avx2_matches_ref) { check_isa("avx2"); }
+TEST(kern_avx512_matches_ref) { check_isa("avx512"); }
+
+/* The reference matvec with a deliberate off-by-one: the last column of any
+ * row whose length is not a multiple of 16 is dropped, as a vector kernel
+ * with a wrong tail mask would do. */
+static void broken_matvec(const qmat *w, const float *x, float *y) {
+    const float *p = w->data;
+    int C = w->cols, end = C % 16 ? C - 1 : C;
+    for (int r = 0; r < w->rows; r++) {
+        float acc = 0;
+        for (int c = 0; c < end; c++) acc += p[(size_t)r * C + c] * x[c];
+        y[r] = acc;
+    }
+}
+
+/* The checker must catch it: the same compare() reports the tail sizes as
+ * mismatching and still accepts the sizes the bug does not touch. */
+TEST(kern_checker_catches_broken_kernel) {
+    const kern_table broken = {.name = "broken", .matvec = broken_matvec,
+                               .matmat = kern_matmat_ref, .dot_rows = kern_dot_rows_ref};
+    char why[256];
+    static const int tails[] = {1, 7, 17, 33, 255, 1023};
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        why[0] = 0;
+        CHECKF(compare(&broken, QT_F32, 33, tails[i], why, sizeof why),
+               "broken kernel accepted at C=%d", tails[i]);
+        CHECK(strstr(why, "broken matvec") != NULL);
+    }
+    CHECK(!compare(&broken, QT_F32, 33, 64, why, sizeof why));
+    CHECK(!compare(&broken, QT_F32, 7, 1024, why, sizeof why));
+}
+
+TEST(kern_ref_small_exact) {
+    /* W = [[1,2,3],[4,5,6]], x = [1,0.5,-1]: exact in binary */
+    const float wf[] = {1, 2, 3, 4, 5, 6}, x[] = {1, 0.5f, -1};
+    uint16_t wh[6];
+    for (int i = 0; i < 6; i++) wh[i] = kern_f32_to_f16(wf[i]);
+    qmat a = {.type = QT_F32, .rows = 2, .cols = 3, .data = wf};
+    qmat b = {.type = QT_F16, .rows = 2, .cols = 3, .data = wh};
+    float y[2], z[2];
+    kern_matvec_ref(&a, x, y);
+    kern_matvec_ref(&b, x, z);
+    CHECK(y[0] == -1.0f && y[1] == 0.5f);
+    CHECK(z[0] == -1.0f && z[1] == 0.5f);
+    int32_t rows[] = {1, 1, 0};
+    float d[3];
+    kern_dot_rows_ref(&b, rows, 3, x, d);
+    CHECK(d[0] == 0.5f && d[1] == 0.5f && d[2] == -1.0f);
+    float row[3];
+    kern_row_f32(&b, 1, row);
+    CHECK(row[0] == 4 && row[1] == 5 && row[2] == 6);
+}
+
+TEST(kern_f16_to_f32_exhaustive) {
+    for (uint32_t h = 0; h < 65536; h++) {
+        _Float16 hf;
+        uint16_t hb = (uint16_t)h;
+        memcpy(&hf, &hb, sizeof hf);
+        float want = (float)hf, got = kern_f16_to_f32(hb);
+        if (isnan(want)) {
+            CHECKF(isnan(got), "h=0x%04x: got %g, want NaN", h, got);
+            continue;
+        }
+        uint32_t gu, wu;
+        memcpy(&gu, &got, 4);
+        memcpy(&wu, &want, 4);
+        CHECKF(gu == wu, "h=0x%04x: got %a, want %a", h, got, want);
+        /* and back: every non-NaN f16 round-trips exactly */
+        CHECKF(kern_f32_to_f16(got) == hb, "h=0x%04x does not round-trip", h);
+    }
+}
+
+static int f32_to_f16_ok(float f) {
+    _Float16 w = (_Float16)f;
+    uint16_t wb, gb = kern_f32_to_f16(f);
+    memcpy(&wb, &w, sizeof wb);
+    if (isnan(f)) return (gb & 0x7C00) == 0x7C00 && (gb & 0x3FF) != 0;
+    return gb == wb;
+}
+
+TEST(kern_f32_to_f16_rounding) {
+    /* every f16 value, and the halfway points and their neighbours */
+    for (uint32_t h = 0; h < 0x7C00; h++) {
+        float a = kern_f16_to_f32((uint16_t)h), b = kern_f16_to_f32((uint16_t)(h + 1));
+        float mid = (float)(((double)a + (double)b) / 2);  /* exact: f16 has 11 bits */
+        const float probes[] = {a, mid, nextafterf(mid, 0), nextafterf(mid, INFINITY), -mid};
+        for (int i = 0; i < 5; i++)
+            CHECKF(f32_to_f16_ok(probes[i]), "f=%a: got 0x%04x", probes[i], kern_f32_to_f16(probes[i]));
+    }
+    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 65504.0f, 65519.99f, 65520.0f,
+                             1e10f, -1e10f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1p-26f, 1e-45f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        CHECKF(f32_to_f16_ok(special[i]), "f=%a: got 0x%04x", special[i], kern_f32_to_f16(special[i]));
+    for (int i = 0; i < 1000000; i++) {
+        uint32_t u = (uint32_t)(frand() * 2147483648.0f) ^ ((uint32_t)(frand() * 65536.0f) << 16);
+        float f;
+        memcpy(&f, &u, 4);
+        CHECKF(f32_to_f16_ok(f), "f=%a (0x%08x): got 0x%04x", f, u, kern_f32_to_f16(f));
+    }
+}
+
+/* Detection and the LAYA_KERN override. kern_get() decides once per
+ * process; the runner forks a fresh child per test, so this is the first
+ * call here (under LAYA_TEST_NOFORK it may not be, and is skipped). */
+TEST(kern_dispatch_override) {
+    if (getenv("LAYA_TEST_NOFORK")) SKIP("needs a fresh process");
+    CHECK(kern_by_name("ref") == &kern_table_ref);
+    CHECK(kern_by_name("nonsense") == NULL);
+    CHECK(kern_by_name(NULL) == NULL);
+    unsigned f = kern_cpu_features();
+    CHECK((kern_by_name("avx2") != NULL) == ((f & KERN_CPU_AVX2) != 0));
+    CHECK((kern_by_name("avx512") != NULL) == ((f & KERN_CPU_AVX512) != 0));
+    setenv("LAYA_KERN", "ref", 1);
+    CHECK(strcmp(kern_get()->name, "ref") == 0);
+    CHECK(kern_get() == &kern_table_ref);
+}
