@@ -1,0 +1,163 @@
+/* train.h - the CPU reference trainer (C6): whole-model forward/backward
+ * over (B,T), AdamW with clipping and a warm-up + cosine schedule, batches
+ * from packed token streams, and the training loop behind `laya train`.
+ *
+ * Truncated BPTT semantics (the CUDA trainer must match them):
+ *  - A batch is B streams of T+1 tokens: inputs 0..T-1, targets 1..T.
+ *  - The GRU hidden state of each layer may be carried from one window of a
+ *    stream to the next (a constant: no gradient flows into it).
+ *  - Local attention restarts at each window: position t of a window sees
+ *    positions max(0,t-W+1)..t of that window only. So a window that starts
+ *    from the zero state computes exactly what the step path of
+ *    src/model computes for a fresh session fed the same tokens.
+ *
+ * Shape letters: V vocab, H hidden, D attention width, L layers, W window,
+ * G = 3H, B batch, T time, N = B*T rows (row n = b*T + t). */
+#ifndef LAYA_TRAIN_H
+#define LAYA_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "laya.h"
+#include "model/model.h"
+
+/* ---- whole model (train_model.c) ---- */
+
+typedef struct {
+    float *xin;    /* (N,H) layer input after dropout (x_0 = embedding) */
+    float *gates;  /* (N,G) r, z, n */
+    float *ghn;    /* (N,H) W_hn h + b_hn */
+    float *hprev;  /* (N,H) the GRU state each step started from */
+    float *h;      /* (N,H) GRU outputs */
+    float *qkv;    /* (N,3D) */
+    float *att;    /* (N,W) attention weights */
+    float *ctx;    /* (N,D) */
+} train_layer_cache;
+
+typedef struct {
+    model_cfg cfg;
+    int B, T;                /* the largest batch this model was sized for */
+    int nb;                  /* streams in the last forward (<= B) */
+    float dropout;           /* probability on every layer input; 0 = off */
+    uint64_t drop_seed, drop_salt; /* of the last forward, for backward */
+    int drop_on;
+    train_layer_cache lc[MODEL_MAX_L];
+    float *xL;               /* (N,H) last layer output */
+    float *rs;               /* (N) 1/rms of xL */
+    float *y;                /* (N,H) normalized */
+    float *probs;            /* (N,V) softmax, then dlogits */
+    float *row_loss;         /* (N) */
+    float *da, *db;          /* (N,H) gradient ping-pong */
+    float *dgi, *dgh;        /* (N,G) */
+    float *dqkv;             /* (N,3D) */
+    float *dctx;             /* (N,D) */
+    float *dhc;              /* (B,H) */
+    float *ghs;              /* (B,G) */
+    int32_t *in, *tgt;       /* (N) */
+    int64_t count;           /* targets counted in the last forward */
+    double loss_sum;         /* their summed loss, nats */
+    float *mem;              /* the one allocation behind every array above */
+} train_model;
+
+laya_status train_model_init(train_model *tm, const model_cfg *c, int B, int T, float dropout,
+                             char *err, size_t errlen);
+void train_model_free(train_model *tm);
+size_t train_model_floats(const model_cfg *c, int B, int T);
+
+/* Forward over nb <= B streams: toks (nb, T+1). state (L, nb, H): the GRU
+ * states to start from, updated to the states after the window (NULL: start
+ * from zero, nothing kept). training: dropout on, keyed by (seed, salt).
+ * Returns the mean loss (nats) over targets that are not TOK_PAD. */
+double train_forward(train_model *tm, const float *params, const int32_t *toks, int nb,
+                     float *state, int training, uint64_t seed, uint64_t salt);
+/* Backward of the last forward's mean loss: ACCUMULATES into grads (the flat
+ * parameter layout). */
+void train_backward(train_model *tm, const float *params, float *grads);
+
+/* Initial parameters, documented in train_model.c. Deterministic in seed. */
+void train_init_params(const model_cfg *c, float *params, uint64_t seed);
+
+/* ---- optimizer (train_opt.c) ---- */
+
+typedef struct {
+    float lr, beta1, beta2, eps, wd;
+} train_adamw;
+
+/* Warm-up then cosine: linear from lr/warmup to lr over the first warmup
+ * steps, then cosine from lr down to lr*TRAIN_LR_FLOOR as frac goes 0..1. */
+#define TRAIN_LR_FLOOR 0.1f
+float train_lr_schedule(float lr, int64_t step, int64_t warmup, double frac);
+/* Global L2 norm of grads (double accumulation); if above clip (> 0), the
+ * grads are scaled down to norm clip. Returns the norm before clipping. */
+double train_clip_grads(float *grads, size_t n, float clip);
+/* One AdamW step (step counts from 1). Weight decay only on the 2-D
+ * matrices of model_tensors (not biases, not the norm gain). */
+void train_adamw_step(const model_cfg *c, const train_adamw *o, float lr, int64_t step,
+                      float *params, const float *grads, float *m, float *v);
+
+/* ---- token streams (train_data.c) ---- */
+
+typedef struct {
+    const uint16_t *ids;  /* (n) little-endian on disk; x86 reads them as is */
+    int64_t n;
+    int32_t vocab;
+    uint8_t tok_sha256[32];
+    void *map;
+    size_t map_len;
+} train_tokens;
+
+/* Maps and validates a packed token stream ("LAYATKS1" format: see
+ * train_data.c). Every id is checked < vocab. */
+laya_status train_tokens_open(const char *path, train_tokens *out, char *err, size_t errlen);
+void train_tokens_close(train_tokens *t);
+/* Stream b of B owns tokens [b*S, (b+1)*S), S = n/B; window w (taken modulo
+ * the count) of it starts at w*T. Returns the windows per stream (0: the
+ * file is too small for B streams of T+1 tokens). */
+int64_t train_windows(const train_tokens *t, int B, int T);
+void train_batch(const train_tokens *t, int B, int T, int64_t w, int32_t *toks);
+
+/* ---- the training loop (train_loop.c) ---- */
+
+enum { TRAIN_MAX_VALID = 8 };
+
+typedef struct {
+    const char *train_path;
+    const char *valid_paths[TRAIN_MAX_VALID];
+    int n_valid;
+    const char *tok_path;
+    const char *out_dir;
+    model_cfg cfg;
+    int B, T;
+    float lr, wd, dropout, clip;
+    int64_t warmup;
+    int64_t steps;         /* total optimizer steps; 0 with a time budget */
+    double time_budget;    /* seconds of wall time for the whole run, or 0 */
+    int resume;
+    int eval_every;
+    int64_t eval_tokens;   /* cap per valid file per evaluation (0 = all) */
+    uint64_t seed;
+    int f16;               /* best.safetensors in f16 instead of f32 */
+    int carry;             /* carry GRU states across windows */
+} train_opts;
+
+void train_opts_default(train_opts *o);
+
+typedef struct {
+    int64_t step, steps;     /* steps is 0 under a time budget */
+    int64_t tokens;
+    double frac;             /* progress 0..1 */
+    double loss, lr, tokens_per_s, elapsed_s, eta_s;
+    int evaluated;           /* this report follows an evaluation */
+    int n_valid;
+    double valid_loss[TRAIN_MAX_VALID], valid_bpb[TRAIN_MAX_VALID];
+    int best_saved;          /* best.safetensors was just written */
+} train_progress;
+typedef void (*train_progress_fn)(void *ctx, const train_progress *p);
+
+/* Trains per o, writing OUTDIR/log.csv, OUTDIR/best.safetensors and
+ * OUTDIR/last.ckpt. *stop (may be NULL) is polled: when it becomes
+ * non-zero the loop checkpoints and returns LAYA_OK early. */
+laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx,
+                      volatile int *stop, char *err, size_t errlen);
+
+#endif
