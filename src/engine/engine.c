@@ -1,0 +1,387 @@
+/* engine.c - implements include/laya.h: models, sessions, contexts and
+ * checkpoints. The suggestion search is in suggest.c.
+ *
+ * A session is the context bytes, the stable tokens of the text before the
+ * unfinished tail (tok_tail_start: those tokens are final whatever is typed
+ * next) and the model state after them. A new context is diffed against the
+ * old one: the stable tokens before the first changed byte are kept (up to the
+ * last chunk boundary that stays final), the rest of the stable part is
+ * re-encoded chunk by chunk, and the model rewinds to the newest checkpoint at
+ * or before the first token that really changed. Typing inside a word changes
+ * only the tail: no model step at all.
+ *
+ * Memory per session is constant: (ENGINE_RING + ENGINE_SPARSE + 2 +
+ * 2*ENGINE_MAX_BEAM) states of S + H floats (S = model_state_floats), V floats
+ * and V ids of search scratch, plus the context bytes and 13 bytes per stable
+ * token. For the default model (S = 6144, H = 768, V = 8192) that is about
+ * 1.9 MB plus the text. The checkpoints bound a rewind: up to ENGINE_RING
+ * tokens back it is free; further back it re-reads at most the spacing of the
+ * sparse checkpoints (64 tokens, doubling each time the sparse slots fill, so
+ * about n/ENGINE_SPARSE tokens for a text of n tokens), and a context set
+ * afresh reads at most ENGINE_WINDOW bytes. */
+#include "engine/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/utf8.h"
+#include "util/err.h"
+
+/* ---- models ---- */
+
+laya_status engine_model_wrap(model *m, int own, laya_model **out) {
+    if (!m || !out || !m->tok) return LAYA_ERR_ARG;
+    laya_model *lm = calloc(1, sizeof *lm);
+    if (!lm) return LAYA_ERR_NOMEM;
+    lm->tflags = calloc((size_t)m->cfg.V, 1);
+    if (!lm->tflags) { free(lm); return LAYA_ERR_NOMEM; }
+    if (tok_vocab_size(m->tok) > m->cfg.V) { free(lm->tflags); free(lm); return LAYA_ERR_FORMAT; }
+    engine_token_flags(m->tok, m->cfg.V, lm->tflags);
+    lm->m = m;
+    lm->own = own;
+    *out = lm;
+    return LAYA_OK;
+}
+
+const model *engine_model(const laya_model *lm) { return lm ? lm->m : NULL; }
+
+laya_status laya_model_load(const char *path, laya_model **out, char *err, size_t errlen) {
+    if (!path || !out) return err_set(err, errlen, LAYA_ERR_ARG, "laya_model_load: NULL argument");
+    *out = NULL;
+    model *m = NULL;
+    laya_status st = model_load(path, &m, err, errlen);
+    if (st != LAYA_OK) return st;
+    if (!m->tok) {
+        model_free(m);
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: the model file has no tokenizer", path);
+    }
+    st = engine_model_wrap(m, 1, out);
+    if (st != LAYA_OK) {
+        model_free(m);
+        return err_set(err, errlen, st, "%s: %s", path,
+                       st == LAYA_ERR_FORMAT ? "the tokenizer has more ids than the model's vocabulary"
+                                             : laya_status_str(st));
+    }
+    return LAYA_OK;
+}
+
+void laya_model_free(laya_model *lm) {
+    if (!lm) return;
+    if (lm->own) model_free(lm->m);
+    free(lm->tflags);
+    free(lm);
+}
+
+/* ---- sessions ---- */
+
+engine_cfg engine_cfg_default(void) {
+    engine_cfg c = {.beam = 3, .max_tokens = 4, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f};
+    return c;
+}
+
+laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
+    if (!s || !c || c->beam < 1 || c->beam > ENGINE_MAX_BEAM || c->max_tokens < 1 ||
+        c->max_tokens > 64 || c->max_words < 1 || c->max_bytes < 1 ||
+        c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4))
+        return LAYA_ERR_ARG;
+    s->ec = *c;
+    return LAYA_OK;
+}
+
+static void ckpt_point(const model_cfg *c, ckpt *k, float **mem) {
+    model_state_init(c, &k->st, *mem);
+    *mem += model_state_floats(c);
+    k->y = *mem;
+    memset(k->y, 0, (size_t)c->H * sizeof(float));
+    *mem += c->H;
+}
+
+static void ckpt_copy(const model_cfg *c, ckpt *dst, const ckpt *src) {
+    model_state_copy(c, &dst->st, &src->st);
+    memcpy(dst->y, src->y, (size_t)c->H * sizeof(float));
+}
+
+/* Grows the token arrays to hold at least need entries (amortized doubling:
+ * typing allocates only when the text outgrows its high-water mark). */
+static laya_status tok_reserve(laya_session *s, size_t need) {
+    if (need <= s->tok_cap) return LAYA_OK;
+    size_t cap = s->tok_cap ? s->tok_cap : 256;
+    while (cap < need) cap *= 2;
+    int32_t *t = realloc(s->tok, cap * sizeof *t);
+    if (!t) return LAYA_ERR_NOMEM;
+    s->tok = t;
+    uint32_t *e = realloc(s->tok_end, cap * sizeof *e);
+    if (!e) return LAYA_ERR_NOMEM;
+    s->tok_end = e;
+    uint8_t *ch = realloc(s->chunk, cap);
+    if (!ch) return LAYA_ERR_NOMEM;
+    s->chunk = ch;
+    t = realloc(s->enc, cap * sizeof *t);
+    if (!t) return LAYA_ERR_NOMEM;
+    s->enc = t;
+    e = realloc(s->enc_end, cap * sizeof *e);
+    if (!e) return LAYA_ERR_NOMEM;
+    s->enc_end = e;
+    ch = realloc(s->enc_chunk, cap);
+    if (!ch) return LAYA_ERR_NOMEM;
+    s->enc_chunk = ch;
+    s->tok_cap = cap;
+    return LAYA_OK;
+}
+
+static laya_status ctx_reserve(laya_session *s, size_t need) {
+    if (need <= s->cap) return LAYA_OK;
+    size_t cap = s->cap ? s->cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *p = realloc(s->ctx, cap);
+    if (!p) return LAYA_ERR_NOMEM;
+    s->ctx = p;
+    s->cap = cap;
+    return LAYA_OK;
+}
+
+/* Runs one token through cur and records the checkpoints it produces. */
+static void feed(laya_session *s, int32_t id) {
+    model_step(s->m, &s->cur.st, id, s->scratch, s->cur.y);
+    s->steps++;
+    int64_t n = s->cur.st.n;
+    ckpt_copy(&s->cfg, &s->ring[n % ENGINE_RING], &s->cur);
+    if (n % s->sparse_step) return;
+    if (s->n_sparse && s->sparse[s->n_sparse - 1].st.n >= n) return;
+    if (s->n_sparse == ENGINE_SPARSE) {
+        /* Full: keep every other one (those on the doubled spacing). */
+        int w = 0;
+        for (int i = 0; i < s->n_sparse; i++)
+            if (s->sparse[i].st.n % (2 * s->sparse_step) == 0) {
+                if (w != i) ckpt_copy(&s->cfg, &s->sparse[w], &s->sparse[i]);
+                w++;
+            }
+        for (int i = w; i < s->n_sparse; i++) s->sparse[i].st.n = -1;
+        s->n_sparse = w;
+        s->sparse_step *= 2;
+        if (n % s->sparse_step) return;
+    }
+    ckpt_copy(&s->cfg, &s->sparse[s->n_sparse++], &s->cur);
+}
+
+/* Makes cur the state after the first d tokens are consumed or fewer: the
+ * newest checkpoint with count <= d. Checkpoints past d are dropped: the
+ * tokens they were computed from are about to change. */
+static void rewind_to(laya_session *s, int64_t d) {
+    for (int i = 0; i < ENGINE_RING; i++)
+        if (s->ring[i].st.n > d) s->ring[i].st.n = -1;
+    while (s->n_sparse && s->sparse[s->n_sparse - 1].st.n > d) s->sparse[--s->n_sparse].st.n = -1;
+    if (!s->n_sparse) s->sparse_step = ENGINE_SPARSE_STEP;
+    if (s->cur.st.n <= d) return;
+    const ckpt *best = &s->bos;
+    for (int i = 0; i < ENGINE_RING; i++)
+        if (s->ring[i].st.n > best->st.n) best = &s->ring[i];
+    if (s->n_sparse && s->sparse[s->n_sparse - 1].st.n > best->st.n) best = &s->sparse[s->n_sparse - 1];
+    ckpt_copy(&s->cfg, &s->cur, best);
+}
+
+laya_status laya_session_new(const laya_model *lm, laya_session **out) {
+    if (!lm || !out) return LAYA_ERR_ARG;
+    *out = NULL;
+    laya_session *s = calloc(1, sizeof *s);
+    if (!s) return LAYA_ERR_NOMEM;
+    s->lm = lm;
+    s->m = lm->m;
+    s->cfg = lm->m->cfg;
+    s->ec = engine_cfg_default();
+    const model_cfg *c = &s->cfg;
+    size_t per = model_state_floats(c) + (size_t)c->H;
+    size_t n_ckpt = 2 + ENGINE_RING + ENGINE_SPARSE + 2 * ENGINE_MAX_BEAM;
+    size_t total = n_ckpt * per + model_scratch_floats(c) + 2 * (size_t)c->V;
+    s->mem = malloc(total * sizeof(float));
+    s->ids = malloc((size_t)c->V * sizeof(int32_t));
+    if (!s->mem || !s->ids || tok_reserve(s, 1024) != LAYA_OK || ctx_reserve(s, 4096) != LAYA_OK) {
+        laya_session_free(s);
+        return LAYA_ERR_NOMEM;
+    }
+    float *p = s->mem;
+    ckpt_point(c, &s->cur, &p);
+    ckpt_point(c, &s->bos, &p);
+    for (int i = 0; i < ENGINE_RING; i++) { ckpt_point(c, &s->ring[i], &p); s->ring[i].st.n = -1; }
+    for (int i = 0; i < ENGINE_SPARSE; i++) { ckpt_point(c, &s->sparse[i], &p); s->sparse[i].st.n = -1; }
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < ENGINE_MAX_BEAM; i++) ckpt_point(c, &s->beams[g][i].c, &p);
+    s->scratch = p;
+    p += model_scratch_floats(c);
+    s->logits = p;
+    s->sparse_step = ENGINE_SPARSE_STEP;
+    /* Every text starts with BOS: its state is computed once and kept. */
+    model_step(s->m, &s->bos.st, TOK_BOS, s->scratch, s->bos.y);
+    s->steps = 1;
+    ckpt_copy(c, &s->cur, &s->bos);
+    s->tok[0] = TOK_BOS;
+    s->tok_end[0] = 0;
+    s->chunk[0] = 1;
+    s->n_tok = 1;
+    *out = s;
+    return LAYA_OK;
+}
+
+void laya_session_free(laya_session *s) {
+    if (!s) return;
+    free(s->mem);
+    free(s->ids);
+    free(s->ctx);
+    free(s->tok);
+    free(s->tok_end);
+    free(s->chunk);
+    free(s->enc);
+    free(s->enc_end);
+    free(s->enc_chunk);
+    free(s);
+}
+
+/* The final chunk boundary of T[0..p): the offset before which the encoding
+ * of T[0..p) is the same for any continuation. Computed from a stable chunk
+ * boundary two chunks before p (a pre-tokenizer decides a boundary by looking
+ * at most one chunk ahead), so its cost does not grow with the text. */
+static size_t final_boundary(const laya_session *s, const uint8_t *T, size_t p) {
+    size_t from = 0;
+    int seen = 0;
+    for (size_t i = s->n_tok; i-- > 1;) {
+        if (!s->chunk[i] || s->tok_end[i] >= p) continue;
+        if (++seen == 2) { from = s->tok_end[i]; break; }
+    }
+    return from + tok_tail_start(s->m->tok, T + from, p - from);
+}
+
+/* Makes the context ctx[0..keep) + add[0..n): the one edit every public
+ * entry point reduces to. add may point into s->ctx. */
+static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
+    const tok *tk = s->m->tok;
+    if (keep > s->len) return LAYA_ERR_INTERNAL;
+    if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
+    size_t old_len = s->len, new_len = keep + n;
+    /* add may alias the context (it may move when it grows): keep an offset. */
+    uintptr_t a0 = (uintptr_t)add, c0 = (uintptr_t)s->ctx;
+    int alias = add && a0 >= c0 && a0 < c0 + s->cap;
+    size_t off = alias ? (size_t)(a0 - c0) : 0;
+    if (ctx_reserve(s, new_len) != LAYA_OK) return LAYA_ERR_NOMEM;
+    if (alias) memmove(s->ctx + keep, s->ctx + off, n);
+    else if (n) memcpy(s->ctx + keep, add, n);
+    s->len = new_len;
+
+    /* Which stable tokens survive: those before keep_rel, a final boundary. */
+    size_t j = 1;        /* tokens kept, BOS included */
+    size_t keep_rel = 0; /* their end, relative to origin */
+    if (keep >= s->origin) {
+        size_t rel_p = keep - s->origin;
+        size_t e_old = s->stable - s->origin;
+        size_t b = keep == old_len ? e_old : final_boundary(s, s->ctx + s->origin, rel_p);
+        keep_rel = b < e_old ? b : e_old;
+        j = s->n_tok;
+        while (j > 1 && !(s->tok_end[j - 1] <= keep_rel && s->chunk[j - 1])) j--;
+        keep_rel = s->tok_end[j - 1];
+    }
+    if (keep < s->origin || new_len - s->origin - keep_rel > ENGINE_WINDOW) {
+        /* The model's text changed before its start, or more than a window
+         * of it is new: read afresh from a word start in the last window. */
+        size_t o = 0;
+        if (new_len > ENGINE_WINDOW) {
+            o = new_len - ENGINE_WINDOW;
+            size_t lim = o + ENGINE_WINDOW / 2;
+            while (o < lim && !((s->ctx[o - 1] == ' ' || s->ctx[o - 1] == '\n') &&
+                                (s->ctx[o] & 0xC0) != 0x80))
+                o++;
+            while ((s->ctx[o] & 0xC0) == 0x80 && o < new_len - 1) o++;
+        }
+        s->origin = o;
+        j = 1;
+        keep_rel = 0;
+    }
+
+    /* Re-encode the stable part after keep_rel, chunk by chunk. */
+    const uint8_t *T = s->ctx + s->origin;
+    size_t rel_len = new_len - s->origin;
+    size_t e_new = keep_rel + tok_tail_start(tk, T + keep_rel, rel_len - keep_rel);
+    if (e_new > rel_len) return LAYA_ERR_INTERNAL;
+    if (tok_reserve(s, j + (e_new - keep_rel) + 1) != LAYA_OK) return LAYA_ERR_NOMEM;
+    size_t ne = 0;
+    for (size_t a = keep_rel; a < e_new;) {
+        size_t e = keep_rel + tok_chunk_end(T + keep_rel, rel_len - keep_rel, a - keep_rel);
+        if (e <= a || e > e_new) e = e_new;  /* a tokenizer breaking its contract: stay in bounds */
+        size_t cnt = tok_encode(tk, T + a, e - a, s->enc + ne, s->tok_cap - ne);
+        if (cnt > e - a) return LAYA_ERR_INTERNAL;
+        size_t end = a;
+        for (size_t i = 0; i < cnt; i++) {
+            size_t bl;
+            tok_bytes(tk, s->enc[ne + i], &bl);
+            end += bl;
+            s->enc_end[ne + i] = (uint32_t)end;
+            s->enc_chunk[ne + i] = 0;
+        }
+        if (end != e) return LAYA_ERR_INTERNAL;
+        ne += cnt;
+        if (cnt) s->enc_chunk[ne - 1] = 1;
+        a = e;
+    }
+
+    /* The first token that differs from what the model has read. */
+    size_t d = j;
+    while (d - j < ne && d < s->n_tok && s->tok[d] == s->enc[d - j]) d++;
+    memcpy(s->tok + j, s->enc, ne * sizeof *s->tok);
+    memcpy(s->tok_end + j, s->enc_end, ne * sizeof *s->tok_end);
+    memcpy(s->chunk + j, s->enc_chunk, ne);
+    s->n_tok = j + ne;
+    s->stable = s->origin + e_new;
+
+    rewind_to(s, (int64_t)d);
+    while ((size_t)s->cur.st.n < s->n_tok) feed(s, s->tok[s->cur.st.n]);
+    return LAYA_OK;
+}
+
+laya_status laya_session_set_context(laya_session *s, const char *text, size_t len) {
+    if (!s || (!text && len)) return LAYA_ERR_ARG;
+    if (len > ENGINE_MAX_CONTEXT) return LAYA_ERR_LIMIT;
+    const uint8_t *t = (const uint8_t *)text;
+    size_t p = 0, lim = len < s->len ? len : s->len;
+    while (p < lim && s->ctx[p] == t[p]) p++;
+    return apply(s, p, t + p, len - p);
+}
+
+laya_status laya_session_type(laya_session *s, const char *bytes, size_t len) {
+    if (!s || (!bytes && len)) return LAYA_ERR_ARG;
+    return apply(s, s->len, (const uint8_t *)bytes, len);
+}
+
+laya_status laya_session_backspace(laya_session *s, size_t n_chars) {
+    if (!s) return LAYA_ERR_ARG;
+    size_t p = s->len;
+    for (size_t i = 0; i < n_chars && p > 0; i++) p = utf8_prev(s->ctx, p);
+    return apply(s, p, NULL, 0);
+}
+
+laya_status laya_session_reset(laya_session *s) {
+    if (!s) return LAYA_ERR_ARG;
+    s->len = s->origin = s->stable = 0;
+    s->n_tok = 1;
+    rewind_to(s, 1);
+    return LAYA_OK;
+}
+
+laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
+    if (n_out) *n_out = 0;
+    if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;
+    return engine_suggest(s, k, out, n_out);
+}
+
+/* ---- read access for tests and evaluation ---- */
+
+const int32_t *engine_tokens(const laya_session *s, size_t *n) {
+    *n = s->n_tok;
+    return s->tok;
+}
+
+const model_state *engine_state(const laya_session *s, const float **y) {
+    if (y) *y = s->cur.y;
+    return &s->cur.st;
+}
+
+size_t engine_origin(const laya_session *s) { return s->origin; }
+size_t engine_tail_start(const laya_session *s) { return s->stable; }
+uint64_t engine_steps(const laya_session *s) { return s->steps; }

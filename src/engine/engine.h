@@ -1,0 +1,68 @@
+/* engine.h - the engine's internal interface beside include/laya.h: wrapping
+ * an in-memory model (tests, benchmarks), suggestion-search parameters, and
+ * read access to a session's tokens and state (tests, evaluation).
+ *
+ * Shape letters: V vocab, H hidden. */
+#ifndef LAYA_ENGINE_H
+#define LAYA_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "laya.h"
+#include "model/model.h"
+
+/* Bounds of one session (memory per session is constant, see engine.c):
+ *  ENGINE_RING     checkpoints of the last tokens (every token boundary)
+ *  ENGINE_SPARSE   checkpoints further back, every ENGINE_SPARSE_STEP tokens
+ *                  at first; when full, every other one is dropped and the
+ *                  spacing doubles, so they cover any length
+ *  ENGINE_WINDOW   a context longer than this, set afresh (a paste, a jump
+ *                  far back), is read from a word start near its last
+ *                  ENGINE_WINDOW bytes: the worst-case rewind stays bounded
+ *  ENGINE_MAX_CONTEXT  longer contexts are refused with LAYA_ERR_LIMIT
+ *  ENGINE_MAX_TAIL the longest unfinished tail that suggestions complete
+ *  ENGINE_MAX_GEN  the most bytes one suggestion may add */
+enum {
+    ENGINE_RING = 32,
+    ENGINE_SPARSE = 16,
+    ENGINE_SPARSE_STEP = 64,
+    ENGINE_WINDOW = 32 * 1024,
+    ENGINE_MAX_CONTEXT = 16 * 1024 * 1024,
+    ENGINE_MAX_TAIL = 64,
+    ENGINE_MAX_GEN = 96,
+    ENGINE_MAX_BEAM = 8,
+    ENGINE_MAX_K = 16
+};
+
+/* Wraps an inference model built in memory (model_from_params). With own=1
+ * the wrapper frees m in laya_model_free. *out owned by the caller. */
+laya_status engine_model_wrap(model *m, int own, laya_model **out);
+const model *engine_model(const laya_model *lm);
+
+/* Suggestion search parameters. */
+typedef struct {
+    int beam;          /* beams kept per step, 1..ENGINE_MAX_BEAM */
+    int max_tokens;    /* tokens generated after the typed tail is matched */
+    int max_words;     /* words one suggestion may span (the finished word counts) */
+    int max_bytes;     /* bytes one suggestion may add, <= ENGINE_MAX_GEN */
+    float len_exp;     /* rank by prob * chars^len_exp (1 = expected keystrokes saved) */
+} engine_cfg;
+
+engine_cfg engine_cfg_default(void);
+/* Checks ranges and applies cfg to s (takes effect at the next laya_suggest). */
+laya_status engine_set_cfg(laya_session *s, const engine_cfg *cfg);
+
+/* The stable tokens (BOS first) of the text the model has read, and the
+ * model state after them (y: the last step's output vector, H floats).
+ * Pointers owned by s, valid until the next call on s. */
+const int32_t *engine_tokens(const laya_session *s, size_t *n);
+const model_state *engine_state(const laya_session *s, const float **y);
+/* Offset in the context where the model's text starts (0 unless the
+ * context exceeded ENGINE_WINDOW when it was last set afresh) and where
+ * the unfinished tail starts. */
+size_t engine_origin(const laya_session *s);
+size_t engine_tail_start(const laya_session *s);
+/* Model steps run by this session so far (tests check the O(1) claims). */
+uint64_t engine_steps(const laya_session *s);
+
+#endif

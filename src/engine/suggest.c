@@ -1,0 +1,373 @@
+/* suggest.c - the suggestion search: a prefix-constrained beam search over
+ * tokens from the session's stable state.
+ *
+ * The unfinished tail (the half-typed word with its leading space, or the
+ * last bytes of a CJK run) constrains the first tokens: a token is allowed if
+ * its bytes extend what remains of the tail (tok_extending) or are a proper
+ * prefix of it (tok_prefixes). While constrained, only the allowed ids get
+ * logits (model_logits_ids) and their softmax is taken among themselves, so a
+ * probability is conditional on what was typed. Once the tail is matched,
+ * full logits are used and every byte produced is suggestion text.
+ *
+ * A beam's text becomes a candidate when the model expects a word to end
+ * there: its probability is the beam's times the next-token mass that starts
+ * with a boundary (space, punctuation, newline, end of text, a CJK character).
+ * Beams continue into the next words up to max_words, max_tokens and
+ * max_bytes, never across a newline, and stop after a sentence end.
+ * Candidates reached by several token paths add up. They are ranked by
+ * prob * chars^len_exp (len_exp = 1: the expected keystrokes saved).
+ *
+ * Numerics: log-probabilities in double; softmax by max subtraction, so no
+ * overflow for any float logits. Everything lives in the session's scratch:
+ * no allocation here. */
+#include "engine/session.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "engine/utf8.h"
+
+/* ---- per-token flags ---- */
+
+static int boundary_byte(uint8_t b) {
+    if (b < 0x20 || b == ' ' || b == 0x7F) return 1;
+    if (b < 0x80) return b != '\'' && b != '-' && b != '_' && !(b >= '0' && b <= '9') &&
+                         !(b >= 'A' && b <= 'Z') && !(b >= 'a' && b <= 'z');
+    /* U+2000 and up (lead byte >= 0xE2): general punctuation, CJK symbols,
+     * kana, ideographs, Hangul, full-width forms, emoji; each such character
+     * can end a word. Latin-script letters (U+0080..U+1FFF) cannot. */
+    return b >= 0xE2;
+}
+
+void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {
+    int32_t tv = tok_vocab_size(t);
+    for (int32_t id = 0; id < V; id++) {
+        size_t n = 0;
+        const uint8_t *b = id < tv ? tok_bytes(t, id, &n) : NULL;
+        if (!b || n == 0) {
+            flags[id] = TF_SPECIAL;
+            continue;
+        }
+        uint8_t f = boundary_byte(b[0]) ? TF_BOUNDARY : 0;
+        for (size_t i = 0; i < n; i++)
+            if (b[i] < 0x20 || b[i] == 0x7F) f |= TF_STOP;
+        flags[id] = f;
+    }
+}
+
+/* ---- helpers ---- */
+
+static void ckpt_copy(const model_cfg *c, ckpt *dst, const ckpt *src) {
+    model_state_copy(c, &dst->st, &src->st);
+    memcpy(dst->y, src->y, (size_t)c->H * sizeof(float));
+}
+
+static int is_space(uint8_t b) { return b == ' ' || b == '\t'; }
+
+/* Maximal runs of non-space bytes in s[0..n): the words a text spans. */
+static int count_words(const uint8_t *s, int n) {
+    int w = 0;
+    for (int i = 0; i < n; i++)
+        if (!is_space(s[i]) && (i == 0 || is_space(s[i - 1]))) w++;
+    return w;
+}
+
+static int ends_sentence(const uint8_t *s, int n) {
+    if (n == 0) return 0;
+    uint8_t c = s[n - 1];
+    if (c == '.' || c == '!' || c == '?') return 1;
+    /* 。 ！ ？ */
+    return n >= 3 && ((s[n - 3] == 0xE3 && s[n - 2] == 0x80 && s[n - 1] == 0x82) ||
+                      (s[n - 3] == 0xEF && s[n - 2] == 0xBC && (s[n - 1] == 0x81 || s[n - 1] == 0x9F)));
+}
+
+/* The search state that is the same for every beam of one call. */
+typedef struct {
+    laya_session *s;
+    const uint8_t *tail;   /* the typed, unfinished tail */
+    int m;                 /* its length */
+    uint8_t lead[4];       /* a character the context leaves incomplete */
+    int nlead;
+    int width;
+    int np;                /* expansions in s->pool */
+} search;
+
+/* 1 iff lead + gen + add is valid UTF-8 so far (complete or not). */
+static int utf8_ok(const search *q, const uint8_t *gen, int glen, const uint8_t *add, int alen,
+                   int need_complete) {
+    uint8_t buf[4 + 2 * ENGINE_MAX_GEN];
+    memcpy(buf, q->lead, (size_t)q->nlead);
+    memcpy(buf + q->nlead, gen, (size_t)glen);
+    memcpy(buf + q->nlead + glen, add, (size_t)alen);
+    int r = utf8_check(buf, (size_t)(q->nlead + glen + alen));
+    return need_complete ? r == 0 : r >= 0;
+}
+
+static void emit(search *q, const beam *b, double prob) {
+    laya_session *s = q->s;
+    if (b->glen == 0 || !(prob > 0)) return;
+    if (is_space(b->gen[b->glen - 1])) return;
+    int all_space = 1;
+    for (int i = 0; i < b->glen; i++) all_space &= is_space(b->gen[i]);
+    if (all_space || !utf8_ok(q, b->gen, b->glen, NULL, 0, 1)) return;
+    for (int i = 0; i < s->n_cand; i++)
+        if (s->cand[i].len == b->glen && !memcmp(s->cand[i].text, b->gen, (size_t)b->glen)) {
+            s->cand[i].prob += prob;
+            return;
+        }
+    int slot = s->n_cand;
+    if (slot == ENGINE_MAX_CAND) {
+        /* Full: replace the least likely. */
+        slot = 0;
+        for (int i = 1; i < s->n_cand; i++)
+            if (s->cand[i].prob < s->cand[slot].prob) slot = i;
+        if (s->cand[slot].prob >= prob) return;
+    } else {
+        s->n_cand++;
+    }
+    candidate *c = &s->cand[slot];
+    memcpy(c->text, b->gen, (size_t)b->glen);
+    c->len = b->glen;
+    c->prob = prob;
+}
+
+/* Adds expansion (parent, id, lp) to the pool, keeping per parent only the
+ * best q->width: the pool is then at most width^2. */
+static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
+    expansion *p = q->s->pool;
+    int n = q->np - start;
+    if (n == q->width && lp <= p[q->np - 1].lp) return;
+    int i = n == q->width ? q->np - 1 : q->np++;
+    while (i > start && p[i - 1].lp < lp) {
+        p[i] = p[i - 1];
+        i--;
+    }
+    p[i].parent = parent;
+    p[i].id = id;
+    p[i].lp = lp;
+}
+
+/* Expands a beam that has not matched the whole tail yet. */
+static void expand_constrained(search *q, int bi) {
+    laya_session *s = q->s;
+    const model *m = s->m;
+    const tok *tk = m->tok;
+    const uint8_t *fl = s->lm->tflags;
+    beam *b = &s->beams[0][bi];
+    int32_t V = s->cfg.V;
+    const uint8_t *rem = q->tail + b->r;
+    size_t rn = (size_t)(q->m - b->r);
+    size_t n1 = tok_extending(tk, rem, rn, s->ids, (size_t)V);
+    if (n1 > (size_t)V) n1 = (size_t)V;
+    size_t n2 = tok_prefixes(tk, rem, rn, s->ids + n1, (size_t)V - n1);
+    if (n2 > (size_t)V - n1) n2 = (size_t)V - n1;
+    int n = 0;
+    for (size_t i = 0; i < n1 + n2; i++) {
+        int32_t id = s->ids[i];
+        if (id < 0 || id >= V || (fl[id] & TF_SPECIAL)) continue;
+        size_t tn;
+        const uint8_t *tb = tok_bytes(tk, id, &tn);
+        if (tn > rn) {
+            /* Goes past the tail: what it adds must be fit to show. */
+            if ((fl[id] & TF_STOP) || (int)(tn - rn) > s->ec.max_bytes) continue;
+            if (!utf8_ok(q, NULL, 0, tb + rn, (int)(tn - rn), 0)) continue;
+        }
+        s->ids[n++] = id;
+    }
+    if (n == 0) return;
+    float *lg = s->logits;
+    if (n > V / 4) {
+        float *all = s->logits + V;
+        model_logits(m, b->c.y, all);
+        for (int i = 0; i < n; i++) lg[i] = all[s->ids[i]];
+    } else {
+        model_logits_ids(m, b->c.y, s->ids, n, lg);
+    }
+    float mx = lg[0];
+    for (int i = 1; i < n; i++) mx = lg[i] > mx ? lg[i] : mx;
+    double z = 0;
+    for (int i = 0; i < n; i++) z += exp((double)(lg[i] - mx));
+    double lz = (double)mx + log(z);
+    int start = q->np;
+    for (int i = 0; i < n; i++) pool_add(q, start, bi, s->ids[i], b->lp + (double)lg[i] - lz);
+}
+
+/* Scores a beam that has matched the tail: emits its text as a candidate
+ * and expands it with the best admissible next tokens. */
+static void expand_free(search *q, int bi) {
+    laya_session *s = q->s;
+    const model *m = s->m;
+    const tok *tk = m->tok;
+    const uint8_t *fl = s->lm->tflags;
+    beam *b = &s->beams[0][bi];
+    int32_t V = s->cfg.V;
+    float *lg = s->logits;
+    model_logits(m, b->c.y, lg);
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < V; i++)
+        if ((!(fl[i] & TF_SPECIAL) || i == TOK_EOS) && lg[i] > mx) mx = lg[i];
+    double z = 0, zend = 0;
+    for (int32_t i = 0; i < V; i++) {
+        if ((fl[i] & TF_SPECIAL) && i != TOK_EOS) continue;
+        double e = exp((double)(lg[i] - mx));
+        z += e;
+        if (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) zend += e;
+    }
+    double lz = (double)mx + log(z);
+    emit(q, b, exp(b->lp) * (zend / z));
+    if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
+
+    /* Best admissible tokens: scan the logits keeping a short sorted list of
+     * the highest, then test admissibility in order. */
+    enum { TOPN = 24 };
+    int32_t top[TOPN];
+    float tv[TOPN];
+    int nt = 0;
+    for (int32_t i = 0; i < V; i++) {
+        if (fl[i] & (TF_SPECIAL | TF_STOP)) continue;
+        float v = lg[i];
+        if (nt == TOPN && v <= tv[nt - 1]) continue;
+        int j = nt < TOPN ? nt++ : nt - 1;
+        while (j > 0 && tv[j - 1] < v) {
+            top[j] = top[j - 1];
+            tv[j] = tv[j - 1];
+            j--;
+        }
+        top[j] = i;
+        tv[j] = v;
+    }
+    int start = q->np, taken = 0;
+    for (int i = 0; i < nt && taken < q->width; i++) {
+        size_t tn;
+        const uint8_t *tb = tok_bytes(tk, top[i], &tn);
+        if (b->glen + (int)tn > s->ec.max_bytes) continue;
+        if (!utf8_ok(q, b->gen, b->glen, tb, (int)tn, 0)) continue;
+        uint8_t tmp[2 * ENGINE_MAX_GEN];
+        memcpy(tmp, b->gen, (size_t)b->glen);
+        memcpy(tmp + b->glen, tb, tn);
+        if (count_words(tmp, b->glen + (int)tn) > s->ec.max_words) continue;
+        pool_add(q, start, bi, top[i], b->lp + (double)tv[i] - lz);
+        taken++;
+    }
+}
+
+/* Builds the next generation from the pool: the best q->width expansions,
+ * merging those that reach the same text (their probabilities add). */
+static int advance(search *q) {
+    laya_session *s = q->s;
+    const tok *tk = s->m->tok;
+    expansion *p = s->pool;
+    /* Sort the pool by score, best first (at most width^2 entries). */
+    for (int i = 1; i < q->np; i++) {
+        expansion e = p[i];
+        int j = i;
+        while (j > 0 && p[j - 1].lp < e.lp) {
+            p[j] = p[j - 1];
+            j--;
+        }
+        p[j] = e;
+    }
+    int nb = 0;
+    for (int i = 0; i < q->np && nb < q->width; i++) {
+        const beam *par = &s->beams[0][p[i].parent];
+        beam *c = &s->beams[1][nb];
+        size_t tn;
+        const uint8_t *tb = tok_bytes(tk, p[i].id, &tn);
+        c->r = par->r;
+        c->glen = par->glen;
+        c->ntok = par->ntok;
+        memcpy(c->gen, par->gen, (size_t)par->glen);
+        size_t rn = (size_t)(q->m - par->r);
+        if (par->r < q->m && tn <= rn) {
+            c->r += (int)tn;
+        } else {
+            size_t skip = par->r < q->m ? rn : 0;
+            c->r = q->m;
+            memcpy(c->gen + c->glen, tb + skip, tn - skip);
+            c->glen += (int)(tn - skip);
+            c->ntok++;
+        }
+        int dup = -1;
+        for (int j = 0; j < nb; j++)
+            if (s->beams[1][j].r == c->r && s->beams[1][j].glen == c->glen &&
+                !memcmp(s->beams[1][j].gen, c->gen, (size_t)c->glen))
+                dup = j;
+        if (dup >= 0) {
+            beam *d = &s->beams[1][dup];
+            double hi = d->lp > p[i].lp ? d->lp : p[i].lp, lo = d->lp > p[i].lp ? p[i].lp : d->lp;
+            d->lp = hi + log1p(exp(lo - hi));
+            continue;
+        }
+        c->lp = p[i].lp;
+        ckpt_copy(&s->cfg, &c->c, &par->c);
+        model_step(s->m, &c->c.st, p[i].id, s->scratch, c->c.y);
+        nb++;
+    }
+    /* The new generation becomes generation 0: swapping whole beams moves
+     * each one's state memory with it, so no slot ever shares memory. */
+    for (int i = 0; i < nb; i++) {
+        beam t = s->beams[0][i];
+        s->beams[0][i] = s->beams[1][i];
+        s->beams[1][i] = t;
+    }
+    return nb;
+}
+
+static int cmp_score(const candidate *a, const candidate *b) {
+    return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
+}
+
+laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
+    *n_out = 0;
+    s->n_cand = 0;
+    if (k == 0) return LAYA_OK;
+    search q = {.s = s, .tail = s->ctx + s->stable, .m = (int)(s->len - s->stable),
+                .width = s->ec.beam};
+    if (q.m > ENGINE_MAX_TAIL) return LAYA_OK;  /* no word is that long: nothing to complete */
+    size_t nl = utf8_incomplete_tail(s->ctx, s->len);
+    if (nl > (size_t)q.m) nl = (size_t)q.m;
+    memcpy(q.lead, s->ctx + s->len - nl, nl);
+    q.nlead = (int)nl;
+
+    beam *b0 = &s->beams[0][0];
+    ckpt_copy(&s->cfg, &b0->c, &s->cur);
+    b0->lp = 0;
+    b0->r = b0->glen = b0->ntok = 0;
+    int nb = 1;
+    for (int iter = 0;; iter++) {
+        q.np = 0;
+        for (int i = 0; i < nb; i++) {
+            if (s->beams[0][i].r < q.m) expand_constrained(&q, i);
+            else expand_free(&q, i);
+        }
+        if (q.np == 0 || iter > q.m + s->ec.max_tokens) break;
+        nb = advance(&q);
+    }
+
+    for (int i = 0; i < s->n_cand; i++) {
+        candidate *c = &s->cand[i];
+        double chars = (double)utf8_count(c->text, (size_t)c->len);
+        c->score = c->prob * pow(chars, (double)s->ec.len_exp);
+    }
+    /* Insertion sort: at most ENGINE_MAX_CAND entries. */
+    for (int i = 1; i < s->n_cand; i++) {
+        candidate c = s->cand[i];
+        int j = i;
+        while (j > 0 && cmp_score(&s->cand[j - 1], &c) > 0) {
+            s->cand[j] = s->cand[j - 1];
+            j--;
+        }
+        s->cand[j] = c;
+    }
+    int n = s->n_cand < k ? s->n_cand : k;
+    for (int i = 0; i < n; i++) {
+        memcpy(s->out_text[i], s->cand[i].text, (size_t)s->cand[i].len);
+        s->out_text[i][s->cand[i].len] = 0;
+        out[i].text = (const char *)s->out_text[i];
+        out[i].len = (size_t)s->cand[i].len;
+        double pr = s->cand[i].prob;
+        out[i].prob = (float)(pr > 1 ? 1 : pr);
+    }
+    *n_out = n;
+    return LAYA_OK;
+}
