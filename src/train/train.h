@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "laya.h"
 #include "model/model.h"
+#include "tok/tok_stream.h"
 
 /* ---- whole model (train_model.c) ---- */
 
@@ -97,24 +98,31 @@ void train_adamw_step(const model_cfg *c, const train_adamw *o, float lr, int64_
 
 /* ---- token streams (train_data.c) ---- */
 
-typedef struct {
-    const uint16_t *ids;  /* (n) little-endian on disk; x86 reads them as is */
-    int64_t n;
-    int32_t vocab;
-    uint8_t tok_sha256[32];
-    void *map;
-    size_t map_len;
-} train_tokens;
-
-/* Maps and validates a packed token stream ("LAYATKS1" format: see
- * train_data.c). Every id is checked < vocab. */
-laya_status train_tokens_open(const char *path, train_tokens *out, char *err, size_t errlen);
-void train_tokens_close(train_tokens *t);
-/* Stream b of B owns tokens [b*S, (b+1)*S), S = n/B; window w (taken modulo
+/* Token streams are tok_stream (src/tok/tok_stream.h), validated there.
+ * Stream b of B owns tokens [b*S, (b+1)*S), S = n/B; window w (taken modulo
  * the count) of it starts at w*T. Returns the windows per stream (0: the
  * file is too small for B streams of T+1 tokens). */
-int64_t train_windows(const train_tokens *t, int B, int T);
-void train_batch(const train_tokens *t, int B, int T, int64_t w, int32_t *toks);
+int64_t train_windows(const tok_stream *t, int B, int T);
+void train_batch(const tok_stream *t, int B, int T, int64_t w, int32_t *toks);
+
+/* ---- resume checkpoints (train_ckpt.c; format there) ---- */
+
+typedef struct {
+    int64_t step, tokens;
+    uint64_t seed;
+    double elapsed;     /* training seconds so far, over all resumed runs */
+    double best_valid;  /* best validation loss so far (first file) */
+} train_ckpt_meta;
+
+/* state (L,B,H). Written atomically (temp file + rename). */
+laya_status train_ckpt_save(const char *path, const model_cfg *c, int B, int T, int carry,
+                            const train_ckpt_meta *meta, const float *params, const float *m,
+                            const float *v, const float *state, char *err, size_t errlen);
+/* Refuses a checkpoint of another shape (c, B, T, carry), a truncated or
+ * corrupt one (sha256), with a message naming the difference. */
+laya_status train_ckpt_load(const char *path, const model_cfg *c, int B, int T, int carry,
+                            train_ckpt_meta *meta, float *params, float *m, float *v, float *state,
+                            char *err, size_t errlen);
 
 /* ---- the training loop (train_loop.c) ---- */
 

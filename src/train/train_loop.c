@@ -1,0 +1,308 @@
+/* train_loop.c - the training loop behind `laya train`.
+ *
+ * One step: the next window of every shard (train_data.c), forward with
+ * dropout, backward, global-norm clipping, AdamW at the scheduled rate.
+ * Every eval_every steps and at the end: validation loss and bits per byte
+ * on each valid file (dropout off, state carried within the file, from zero
+ * at its start), a row of OUTDIR/log.csv, OUTDIR/best.safetensors when the
+ * first valid file's loss improves, and OUTDIR/last.ckpt.
+ *
+ * Schedule: with --steps, frac = (step - warmup) / (steps - warmup). With a
+ * time budget, frac = training seconds so far / budget, and the budget
+ * counts the whole run (resumed runs add to the seconds already spent); the
+ * loop stops when the next step plus a final evaluation and checkpoint would
+ * overrun it. A time-budget run is therefore not bit-reproducible; a --steps
+ * run resumed from last.ckpt is (same thread count). */
+#include "train/train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "util/err.h"
+
+void train_opts_default(train_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->cfg = model_cfg_default();
+    o->cfg.H = 256;
+    o->cfg.D = 64;
+    o->B = 32;
+    o->T = 64;
+    o->lr = 2e-3f;
+    o->wd = 0.1f;
+    o->dropout = 0.1f;
+    o->clip = 1.0f;
+    o->warmup = 200;
+    o->eval_every = 200;
+    o->eval_tokens = 1 << 20;
+    o->seed = 1;
+    o->carry = 1;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    const train_opts *o;
+    model_cfg cfg;
+    tok *tk;
+    uint8_t *tok_blob;
+    size_t tok_len;
+    tok_stream train, valid[TRAIN_MAX_VALID];
+    int n_valid_open;
+    int32_t *byte_len;   /* (V) bytes of each token, for bits per byte */
+    float *params, *grads, *m, *v, *state, *vstate;
+    int32_t *toks;       /* (B, T+1) */
+    train_model tm;
+    FILE *log;
+    char path[4096];
+} run_ctx;
+
+static void run_free(run_ctx *r) {
+    train_model_free(&r->tm);
+    free(r->params);
+    free(r->grads);
+    free(r->m);
+    free(r->v);
+    free(r->state);
+    free(r->vstate);
+    free(r->toks);
+    free(r->byte_len);
+    free(r->tok_blob);
+    tok_stream_close(&r->train);
+    for (int i = 0; i < r->n_valid_open; i++) tok_stream_close(&r->valid[i]);
+    if (r->tk) tok_free(r->tk);
+    if (r->log) fclose(r->log);
+}
+
+static const char *out_path(run_ctx *r, const char *name) {
+    snprintf(r->path, sizeof r->path, "%s/%s", r->o->out_dir, name);
+    return r->path;
+}
+
+static laya_status open_stream(run_ctx *r, const char *path, tok_stream *s, const uint8_t sha[32],
+                               char *err, size_t errlen) {
+    laya_status st = tok_stream_open(path, s, err, errlen);
+    if (st != LAYA_OK) return st;
+    if (s->vocab_size != r->cfg.V || memcmp(s->tok_sha256, sha, 32) != 0)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "token stream '%s' was encoded with another tokenizer than '%s' "
+                       "(re-encode it with `laya tokenizer encode`)", path, r->o->tok_path);
+    return LAYA_OK;
+}
+
+/* Loss (nats/token) and bits per byte of one valid file. */
+static void evaluate(run_ctx *r, const tok_stream *s, double *loss, double *bpb) {
+    const train_opts *o = r->o;
+    int T = o->T;
+    int nb = (int)(s->n / (uint64_t)(T + 1));
+    if (nb > o->B) nb = o->B;
+    int64_t nw = train_windows(s, nb, T);
+    if (o->eval_tokens > 0 && nw * nb * T > o->eval_tokens) nw = o->eval_tokens / ((int64_t)nb * T);
+    if (nw < 1) nw = 1;
+    memset(r->vstate, 0, sizeof(float) * (size_t)r->cfg.L * o->B * r->cfg.H);
+    double sum = 0, bytes = 0;
+    int64_t cnt = 0;
+    for (int64_t w = 0; w < nw; w++) {
+        train_batch(s, nb, T, w, r->toks);
+        train_forward(&r->tm, r->params, r->toks, nb, o->carry ? r->vstate : NULL, 0, 0, 0);
+        sum += r->tm.loss_sum;
+        cnt += r->tm.count;
+        for (int n = 0; n < nb * T; n++) {
+            int32_t t = r->tm.tgt[n];
+            if (t != TOK_PAD) bytes += r->byte_len[t];
+        }
+    }
+    *loss = cnt ? sum / (double)cnt : 0;
+    *bpb = bytes > 0 ? sum / log(2.0) / bytes : 0;
+}
+
+static laya_status save_best(run_ctx *r, int64_t step, double vloss, char *err, size_t errlen) {
+    char meta[512];
+    snprintf(meta, sizeof meta,
+             "{\"trainer\":\"laya cpu reference\",\"train_steps\":\"%lld\",\"valid_loss\":\"%.6f\","
+             "\"batch\":\"%d\",\"seq\":\"%d\",\"lr\":\"%g\",\"dropout\":\"%g\",\"seed\":\"%llu\"}",
+             (long long)step, vloss, r->o->B, r->o->T, r->o->lr, r->o->dropout,
+             (unsigned long long)r->o->seed);
+    return model_save(out_path(r, "best.safetensors"), &r->cfg, r->params, r->o->f16 ? QT_F16 : QT_F32,
+                      r->tok_blob, r->tok_len, meta, err, errlen);
+}
+
+static laya_status check_opts(const train_opts *o, char *err, size_t errlen) {
+    if (!o->train_path || !o->tok_path || !o->out_dir)
+        return err_set(err, errlen, LAYA_ERR_ARG, "training needs --train, --tok and -o OUTDIR");
+    if (o->n_valid < 1 || o->n_valid > TRAIN_MAX_VALID)
+        return err_set(err, errlen, LAYA_ERR_ARG, "training needs 1..%d --valid files", TRAIN_MAX_VALID);
+    if (o->B < 1 || o->B > 4096 || o->T < 1 || o->T > 4096)
+        return err_set(err, errlen, LAYA_ERR_ARG, "--batch must be 1..4096 and --seq 1..4096");
+    if (!(o->lr > 0 && o->lr < 1))
+        return err_set(err, errlen, LAYA_ERR_ARG, "--lr %g outside (0,1)", o->lr);
+    if (!(o->wd >= 0 && o->wd < 10) || !(o->clip >= 0))
+        return err_set(err, errlen, LAYA_ERR_ARG, "--wd must be in [0,10) and --clip >= 0 (0 = off)");
+    if (o->warmup < 0 || o->eval_every < 1)
+        return err_set(err, errlen, LAYA_ERR_ARG, "--warmup must be >= 0 and --eval-every >= 1");
+    if ((o->steps > 0) == (o->time_budget > 0))
+        return err_set(err, errlen, LAYA_ERR_ARG, "give exactly one of --steps N and --time-budget SECONDS");
+    return LAYA_OK;
+}
+
+laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, volatile int *stop,
+                      char *err, size_t errlen) {
+    laya_status st = check_opts(o, err, errlen);
+    if (st != LAYA_OK) return st;
+    run_ctx r = {.o = o, .cfg = o->cfg};
+    uint8_t sha[32];
+    if ((st = tok_load_file(o->tok_path, &r.tk, err, errlen)) != LAYA_OK) goto out;
+    r.cfg.V = tok_vocab_size(r.tk);
+    if ((st = model_cfg_check(&r.cfg, err, errlen)) != LAYA_OK) goto out;
+    if ((st = tok_save(r.tk, &r.tok_blob, &r.tok_len)) != LAYA_OK ||
+        (st = tok_sha256(r.tk, sha)) != LAYA_OK) {
+        err_set(err, errlen, st, "cannot serialize tokenizer '%s'", o->tok_path);
+        goto out;
+    }
+    if ((st = open_stream(&r, o->train_path, &r.train, sha, err, errlen)) != LAYA_OK) goto out;
+    for (; r.n_valid_open < o->n_valid; r.n_valid_open++) {
+        tok_stream *s = &r.valid[r.n_valid_open];
+        if ((st = open_stream(&r, o->valid_paths[r.n_valid_open], s, sha, err, errlen)) != LAYA_OK) goto out;
+        if (s->n < (uint64_t)o->T + 1) {
+            st = err_set(err, errlen, LAYA_ERR_FORMAT, "valid file '%s' has %llu tokens; --seq %d needs at least %d",
+                         o->valid_paths[r.n_valid_open], (unsigned long long)s->n, o->T, o->T + 1);
+            r.n_valid_open++;
+            goto out;
+        }
+    }
+    int64_t nw = train_windows(&r.train, o->B, o->T);
+    if (nw < 1) {
+        st = err_set(err, errlen, LAYA_ERR_FORMAT, "train file '%s' has %llu tokens: too few for --batch %d x --seq %d",
+                     o->train_path, (unsigned long long)r.train.n, o->B, o->T);
+        goto out;
+    }
+    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        st = err_set(err, errlen, LAYA_ERR_IO, "cannot create output directory '%s': %s", o->out_dir, strerror(errno));
+        goto out;
+    }
+    size_t P = model_n_params(&r.cfg), S = (size_t)r.cfg.L * o->B * r.cfg.H;
+    r.params = calloc(P, sizeof(float));
+    r.grads = calloc(P, sizeof(float));
+    r.m = calloc(P, sizeof(float));
+    r.v = calloc(P, sizeof(float));
+    r.state = calloc(S, sizeof(float));
+    r.vstate = calloc(S, sizeof(float));
+    r.toks = calloc((size_t)o->B * (o->T + 1), sizeof(int32_t));
+    r.byte_len = calloc((size_t)r.cfg.V, sizeof(int32_t));
+    if (!r.params || !r.grads || !r.m || !r.v || !r.state || !r.vstate || !r.toks || !r.byte_len) {
+        st = err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate %zu parameters and their optimizer state", P);
+        goto out;
+    }
+    for (int32_t i = 0; i < r.cfg.V; i++) {
+        size_t len = 0;
+        tok_bytes(r.tk, i, &len);
+        r.byte_len[i] = (int32_t)len;
+    }
+    if ((st = train_model_init(&r.tm, &r.cfg, o->B, o->T, o->dropout, err, errlen)) != LAYA_OK) goto out;
+
+    train_ckpt_meta meta = {.seed = o->seed, .best_valid = INFINITY};
+    if (o->resume) {
+        if ((st = train_ckpt_load(out_path(&r, "last.ckpt"), &r.cfg, o->B, o->T, o->carry, &meta, r.params,
+                                  r.m, r.v, r.state, err, errlen)) != LAYA_OK)
+            goto out;
+    } else {
+        train_init_params(&r.cfg, r.params, o->seed);
+    }
+    int fresh_log = !o->resume;
+    r.log = fopen(out_path(&r, "log.csv"), fresh_log ? "w" : "a");
+    if (!r.log) {
+        st = err_set(err, errlen, LAYA_ERR_IO, "cannot write '%s': %s", r.path, strerror(errno));
+        goto out;
+    }
+    if (fresh_log) {
+        fprintf(r.log, "step,tokens,train_loss");
+        for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",valid_loss_%d", i + 1);
+        for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",bits_per_byte_%d", i + 1);
+        fprintf(r.log, ",lr,seconds\n");
+        fflush(r.log);
+    }
+
+    train_adamw adam = {.lr = o->lr, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = o->wd};
+    double t_start = now_s(), elapsed0 = meta.elapsed, last_eval_s = 0, step_s = 0;
+    double loss_acc = 0;
+    int loss_n = 0;
+    train_progress pr = {.steps = o->steps, .n_valid = o->n_valid};
+    int done = 0;
+    int64_t logged_step = o->resume ? meta.step : -1;
+    while (!done) {
+        double elapsed = elapsed0 + (now_s() - t_start);
+        int stopping = (stop && *stop) || (o->steps > 0 && meta.step >= o->steps) ||
+                       (o->time_budget > 0 && elapsed + step_s + 1.5 * last_eval_s + 1.0 >= o->time_budget);
+        if (!stopping) {
+            double t0 = now_s();
+            int64_t w = meta.step % nw;
+            /* A new pass over the shards: the carried state starts over. */
+            if (w == 0) memset(r.state, 0, S * sizeof(float));
+            train_batch(&r.train, o->B, o->T, w, r.toks);
+            memset(r.grads, 0, P * sizeof(float));
+            double loss = train_forward(&r.tm, r.params, r.toks, o->B, o->carry ? r.state : NULL, 1, meta.seed,
+                                        (uint64_t)meta.step);
+            train_backward(&r.tm, r.params, r.grads);
+            train_clip_grads(r.grads, P, o->clip);
+            double frac = o->steps > 0
+                              ? (o->steps > o->warmup ? (double)(meta.step - o->warmup) / (double)(o->steps - o->warmup) : 1.0)
+                              : elapsed / o->time_budget;
+            float lr = train_lr_schedule(o->lr, meta.step, o->warmup, frac);
+            train_adamw_step(&r.cfg, &adam, lr, meta.step + 1, r.params, r.grads, r.m, r.v);
+            meta.step++;
+            meta.tokens += (int64_t)o->B * o->T;
+            loss_acc += loss;
+            loss_n++;
+            double dt = now_s() - t0;
+            step_s = step_s > 0 ? 0.9 * step_s + 0.1 * dt : dt;
+            elapsed = elapsed0 + (now_s() - t_start);
+            pr.step = meta.step;
+            pr.tokens = meta.tokens;
+            pr.loss = loss;
+            pr.lr = lr;
+            pr.elapsed_s = elapsed;
+            pr.tokens_per_s = (double)o->B * o->T / step_s;
+            pr.frac = o->steps > 0 ? (double)meta.step / (double)o->steps : elapsed / o->time_budget;
+            pr.eta_s = o->steps > 0 ? step_s * (double)(o->steps - meta.step) : o->time_budget - elapsed;
+            pr.evaluated = pr.best_saved = 0;
+        } else {
+            done = 1;
+        }
+        if (meta.step != logged_step && (done || meta.step % o->eval_every == 0)) {
+            logged_step = meta.step;
+            double te = now_s();
+            for (int i = 0; i < o->n_valid; i++) evaluate(&r, &r.valid[i], &pr.valid_loss[i], &pr.valid_bpb[i]);
+            fprintf(r.log, "%lld,%lld,%.6f", (long long)meta.step, (long long)meta.tokens,
+                    loss_n ? loss_acc / loss_n : NAN);
+            for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_loss[i]);
+            for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_bpb[i]);
+            fprintf(r.log, ",%.6g,%.1f\n", pr.lr, elapsed0 + (now_s() - t_start));
+            fflush(r.log);
+            loss_acc = 0;
+            loss_n = 0;
+            pr.evaluated = 1;
+            if (pr.valid_loss[0] < meta.best_valid) {
+                meta.best_valid = pr.valid_loss[0];
+                if ((st = save_best(&r, meta.step, meta.best_valid, err, errlen)) != LAYA_OK) goto out;
+                pr.best_saved = 1;
+            }
+            meta.elapsed = elapsed0 + (now_s() - t_start);
+            if ((st = train_ckpt_save(out_path(&r, "last.ckpt"), &r.cfg, o->B, o->T, o->carry, &meta, r.params, r.m,
+                                      r.v, r.state, err, errlen)) != LAYA_OK)
+                goto out;
+            last_eval_s = now_s() - te;
+        }
+        if (fn) fn(ctx, &pr);
+    }
+out:
+    run_free(&r);
+    return st;
+}
