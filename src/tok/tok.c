@@ -1,0 +1,421 @@
+/* tok.c - the tokenizer file format, its validation, encode and decode.
+ *
+ * File format "LAYATOK1" (all integers little-endian):
+ *   offset 0   8 bytes  magic "LAYATOK1"
+ *          8   u32      format version (TOK_FORMAT_VERSION = 1)
+ *         12   u32      vocabulary size V, 260..65536
+ *         16   u32      number of special tokens (TOK_N_SPECIAL = 4)
+ *         20   u32      flags = pre-tokenizer rules version (TOK_PRETOK_VERSION)
+ *         24   (V - 260) merges of two u32 (left, right), in id order:
+ *                       id 260 + i has the bytes of left followed by right.
+ * Nothing follows. The loader checks every field: exact size, left and right
+ * below the new id and not special, no token longer than TOK_MAX_TOKEN bytes,
+ * and no two ids with the same bytes (a duplicate would make encoding
+ * ambiguous); each failure names the offending entry.
+ *
+ * Encoding applies, within each pre-tokenizer chunk, the lowest-id merge
+ * among adjacent pairs until none applies (leftmost first on a tie), which
+ * reproduces what the trainer did to the same chunk. Long inputs keep a
+ * per-call cache of chunk -> tokens (no shared mutable state: a tok is
+ * read-only after load and safe to share between threads). */
+#include "tok/tok_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+
+static const char TOK_MAGIC[8] = {'L', 'A', 'Y', 'A', 'T', 'O', 'K', '1'};
+
+static uint32_t rd32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void wr32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+uint64_t tok_hash_bytes(const uint8_t *s, size_t n) {
+    /* 64-bit FNV-1a over 8-byte words then a final mix: chunks are short, so
+     * a word at a time is most of the speed. */
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return h;
+}
+
+int32_t tok_lookup_bytes(const tok *t, const uint8_t *s, size_t n) {
+    if (n == 0 || n > t->max_len) return -1;
+    uint32_t h = (uint32_t)tok_hash_bytes(s, n);
+    for (;;) {
+        int32_t id = t->str_tab[h & t->str_mask];
+        if (id < 0) return -1;
+        uint32_t len = t->off[id + 1] - t->off[id];
+        if (len == n && !memcmp(t->pool + t->off[id], s, n)) return id;
+        h++;
+    }
+}
+
+void tok_free(tok *t) {
+    if (!t) return;
+    free(t->merge);
+    free(t->off);
+    free(t->pool);
+    free(t->pair_tab);
+    free(t->str_tab);
+    free(t->sorted);
+    free(t);
+}
+
+static uint32_t pow2_at_least(uint32_t n) {
+    uint32_t p = 16;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *err, size_t errlen) {
+    *out = NULL;
+    if (V < TOK_FIRST_MERGE || V > TOK_MAX_VOCAB)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "vocabulary size %d outside %d..%d", (int)V, TOK_FIRST_MERGE, TOK_MAX_VOCAB);
+    int32_t M = V - TOK_FIRST_MERGE;
+    tok *t = calloc(1, sizeof *t);
+    if (!t) return LAYA_ERR_NOMEM;
+    t->V = V;
+    t->merge = malloc(sizeof *t->merge * (size_t)(M ? M : 1));
+    t->off = malloc(sizeof *t->off * ((size_t)V + 1));
+    if (!t->merge || !t->off) goto nomem;
+    if (M) memcpy(t->merge, merge, sizeof *t->merge * (size_t)M);
+
+    /* Lengths first (validating ids) so the pool is one allocation. */
+    size_t total = 256;
+    t->off[0] = 0;
+    for (int32_t id = 0; id < V; id++) {
+        uint32_t len;
+        if (id < 256) len = 1;
+        else if (id < TOK_FIRST_MERGE) len = 0;
+        else {
+            uint32_t l = merge[id - TOK_FIRST_MERGE][0], r = merge[id - TOK_FIRST_MERGE][1];
+            for (int k = 0; k < 2; k++) {
+                uint32_t x = k ? r : l;
+                if (x >= (uint32_t)id) {
+                    tok_free(t);
+                    return err_set(err, errlen, LAYA_ERR_FORMAT,
+                                   "merge for id %d uses id %u, which is not below it "
+                                   "(merges must only combine earlier tokens)", (int)id, x);
+                }
+                if (x >= 256 && x < TOK_FIRST_MERGE) {
+                    tok_free(t);
+                    return err_set(err, errlen, LAYA_ERR_FORMAT,
+                                   "merge for id %d uses special token %u, which has no bytes",
+                                   (int)id, x);
+                }
+            }
+            len = (t->off[l + 1] - t->off[l]) + (t->off[r + 1] - t->off[r]);
+            if (len > TOK_MAX_TOKEN) {
+                tok_free(t);
+                return err_set(err, errlen, LAYA_ERR_FORMAT,
+                               "token %d would be %u bytes long (limit %d): corrupt merge table",
+                               (int)id, len, TOK_MAX_TOKEN);
+            }
+            total += len;
+        }
+        t->off[id + 1] = t->off[id] + len;
+        if (len > t->max_len) t->max_len = len;
+    }
+    t->pool = malloc(total + 16); /* slack: decode copies 16 bytes at a time */
+    if (!t->pool) goto nomem;
+    for (int32_t id = 0; id < V; id++) {
+        uint8_t *dst = t->pool + t->off[id];
+        if (id < 256) *dst = (uint8_t)id;
+        else if (id >= TOK_FIRST_MERGE) {
+            uint32_t l = merge[id - TOK_FIRST_MERGE][0], r = merge[id - TOK_FIRST_MERGE][1];
+            uint32_t ll = t->off[l + 1] - t->off[l];
+            memcpy(dst, t->pool + t->off[l], ll);
+            memcpy(dst + ll, t->pool + t->off[r], t->off[r + 1] - t->off[r]);
+        }
+    }
+
+    /* pair -> id, load factor <= 1/2. */
+    uint32_t cap = pow2_at_least(2 * (uint32_t)M + 2);
+    t->pair_mask = cap - 1;
+    t->pair_tab = malloc(sizeof *t->pair_tab * cap);
+    if (!t->pair_tab) goto nomem;
+    memset(t->pair_tab, 0xFF, sizeof *t->pair_tab * cap);
+    /* bytes -> id, load factor <= 1/2. */
+    uint32_t scap = pow2_at_least(2 * (uint32_t)V);
+    t->str_mask = scap - 1;
+    t->str_tab = malloc(sizeof *t->str_tab * scap);
+    if (!t->str_tab) goto nomem;
+    memset(t->str_tab, 0xFF, sizeof *t->str_tab * scap);
+    for (int32_t id = 0; id < V; id++) {
+        if (id >= 256 && id < TOK_FIRST_MERGE) continue;
+        const uint8_t *b = t->pool + t->off[id];
+        uint32_t len = t->off[id + 1] - t->off[id];
+        int32_t dup = tok_lookup_bytes(t, b, len);
+        if (dup >= 0) {
+            tok_free(t);
+            return err_set(err, errlen, LAYA_ERR_FORMAT,
+                           "duplicate entry: token %d has the same %u bytes as token %d",
+                           (int)id, len, (int)dup);
+        }
+        uint32_t h = (uint32_t)tok_hash_bytes(b, len);
+        while (t->str_tab[h & t->str_mask] >= 0) h++;
+        t->str_tab[h & t->str_mask] = id;
+        if (id >= TOK_FIRST_MERGE) {
+            uint32_t key = (uint32_t)merge[id - TOK_FIRST_MERGE][0] << 16 | merge[id - TOK_FIRST_MERGE][1];
+            uint32_t ph = (key * 0x9E3779B1u) >> 7;
+            while (t->pair_tab[ph & t->pair_mask] != UINT64_MAX) ph++;
+            t->pair_tab[ph & t->pair_mask] = (uint64_t)key << 32 | (uint32_t)id;
+        }
+    }
+    if (tok_build_sorted(t) != LAYA_OK) goto nomem;
+    *out = t;
+    return LAYA_OK;
+nomem:
+    tok_free(t);
+    return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory building a %d-token vocabulary", (int)V);
+}
+
+laya_status tok_load(const uint8_t *blob, size_t n, tok **out, char *err, size_t errlen) {
+    if (!out) return err_set(err, errlen, LAYA_ERR_ARG, "tok_load: out is NULL");
+    *out = NULL;
+    if (!blob || n < TOK_HEADER_BYTES)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "tokenizer truncated: %zu bytes, the header alone is %d", n, TOK_HEADER_BYTES);
+    if (memcmp(blob, TOK_MAGIC, 8))
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "not a Laya tokenizer (bad magic; expected \"LAYATOK1\")");
+    uint32_t version = rd32(blob + 8), V = rd32(blob + 12), n_special = rd32(blob + 16),
+             flags = rd32(blob + 20);
+    if (version != TOK_FORMAT_VERSION)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                       "tokenizer format version %u, this build reads version %d", version,
+                       TOK_FORMAT_VERSION);
+    if (n_special != TOK_N_SPECIAL)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "tokenizer declares %u special tokens, expected %d",
+                       n_special, TOK_N_SPECIAL);
+    if (flags != TOK_PRETOK_VERSION)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                       "tokenizer uses pre-tokenizer rules %u, this build has rules %d", flags,
+                       TOK_PRETOK_VERSION);
+    if (V < TOK_FIRST_MERGE || V > TOK_MAX_VOCAB)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "vocabulary size %u outside %d..%d", V,
+                       TOK_FIRST_MERGE, TOK_MAX_VOCAB);
+    size_t M = V - TOK_FIRST_MERGE, want = TOK_HEADER_BYTES + 8 * M;
+    if (n != want)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "tokenizer is %zu bytes but a vocabulary of %u needs exactly %zu (%s)", n, V,
+                       want, n < want ? "truncated" : "trailing bytes");
+    uint16_t (*merge)[2] = malloc(sizeof *merge * (M ? M : 1));
+    if (!merge) return LAYA_ERR_NOMEM;
+    for (size_t i = 0; i < M; i++) {
+        uint32_t l = rd32(blob + TOK_HEADER_BYTES + 8 * i), r = rd32(blob + TOK_HEADER_BYTES + 8 * i + 4);
+        uint32_t id = (uint32_t)(TOK_FIRST_MERGE + i);
+        if (l >= id || r >= id) {
+            free(merge);
+            return err_set(err, errlen, LAYA_ERR_FORMAT,
+                           "merge for id %u is (%u, %u): ids must be below %u", id, l, r, id);
+        }
+        merge[i][0] = (uint16_t)l;
+        merge[i][1] = (uint16_t)r;
+    }
+    laya_status st = tok_build((int32_t)V, (const uint16_t (*)[2])merge, out, err, errlen);
+    free(merge);
+    return st;
+}
+
+laya_status tok_load_file(const char *path, tok **out, char *err, size_t errlen) {
+    if (!out || !path) return err_set(err, errlen, LAYA_ERR_ARG, "tok_load_file: NULL argument");
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return err_set(err, errlen, LAYA_ERR_IO, "cannot open tokenizer '%s': %s", path, strerror(errno));
+    /* A real tokenizer is at most 24 + 8 * 65276 bytes; read one more to notice trailing data. */
+    size_t cap = TOK_HEADER_BYTES + 8 * (size_t)(TOK_MAX_VOCAB - TOK_FIRST_MERGE) + 1;
+    uint8_t *buf = malloc(cap);
+    if (!buf) { fclose(f); return LAYA_ERR_NOMEM; }
+    size_t n = fread(buf, 1, cap, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return err_set(err, errlen, LAYA_ERR_IO, "cannot read tokenizer '%s'", path);
+    }
+    char sub[400] = "";
+    laya_status st = tok_load(buf, n, out, sub, sizeof sub);
+    free(buf);
+    if (st != LAYA_OK) return err_set(err, errlen, st, "%s: %s", path, sub);
+    return LAYA_OK;
+}
+
+laya_status tok_save(const tok *t, uint8_t **blob, size_t *n) {
+    if (!t || !blob || !n) return LAYA_ERR_ARG;
+    size_t M = (size_t)(t->V - TOK_FIRST_MERGE), len = TOK_HEADER_BYTES + 8 * M;
+    uint8_t *b = malloc(len);
+    if (!b) return LAYA_ERR_NOMEM;
+    memcpy(b, TOK_MAGIC, 8);
+    wr32(b + 8, TOK_FORMAT_VERSION);
+    wr32(b + 12, (uint32_t)t->V);
+    wr32(b + 16, TOK_N_SPECIAL);
+    wr32(b + 20, TOK_PRETOK_VERSION);
+    for (size_t i = 0; i < M; i++) {
+        wr32(b + TOK_HEADER_BYTES + 8 * i, t->merge[i][0]);
+        wr32(b + TOK_HEADER_BYTES + 8 * i + 4, t->merge[i][1]);
+    }
+    *blob = b;
+    *n = len;
+    return LAYA_OK;
+}
+
+laya_status tok_save_file(const tok *t, const char *path, char *err, size_t errlen) {
+    uint8_t *b;
+    size_t n;
+    laya_status st = tok_save(t, &b, &n);
+    if (st != LAYA_OK) return err_set(err, errlen, st, "cannot serialize the tokenizer");
+    /* Write a sibling then rename, so a crash never leaves half a file. */
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        free(b);
+        return err_set(err, errlen, LAYA_ERR_ARG, "path too long: '%s'", path);
+    }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        free(b);
+        return err_set(err, errlen, LAYA_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    }
+    int ok = fwrite(b, 1, n, f) == n;
+    ok &= fclose(f) == 0;
+    free(b);
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return err_set(err, errlen, LAYA_ERR_IO, "cannot write tokenizer '%s': %s", path, strerror(errno));
+    }
+    return LAYA_OK;
+}
+
+int32_t tok_vocab_size(const tok *t) { return t->V; }
+
+const uint8_t *tok_bytes(const tok *t, int32_t id, size_t *len) {
+    if (id < 0 || id >= t->V) { *len = 0; return t->pool; }
+    *len = t->off[id + 1] - t->off[id];
+    return t->pool + t->off[id];
+}
+
+/* BPE on one chunk (n <= TOK_CHUNK_MAX): sym holds the current symbols and
+ * rank[i] the id of merging sym[i], sym[i+1] (INT32_MAX when none). Each
+ * step merges the lowest id; only the two neighbouring ranks change. */
+static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
+    if (n == 1) { out[0] = s[0]; return 1; }
+    int32_t sym[TOK_CHUNK_MAX + 4], rank[TOK_CHUNK_MAX + 4];
+    size_t m = n;
+    for (size_t i = 0; i < m; i++) sym[i] = s[i];
+    for (size_t i = 0; i + 1 < m; i++) {
+        int32_t id = tok_pair_lookup(t, (uint32_t)sym[i], (uint32_t)sym[i + 1]);
+        rank[i] = id < 0 ? INT32_MAX : id;
+    }
+    rank[m - 1] = INT32_MAX;
+    for (;;) {
+        size_t best = 0;
+        int32_t br = rank[0];
+        for (size_t i = 1; i + 1 < m; i++)
+            if (rank[i] < br) { br = rank[i]; best = i; }
+        if (br == INT32_MAX) break;
+        sym[best] = br;
+        memmove(sym + best + 1, sym + best + 2, sizeof *sym * (m - best - 2));
+        memmove(rank + best + 1, rank + best + 2, sizeof *rank * (m - best - 2));
+        m--;
+        if (best + 1 < m) {
+            int32_t id = tok_pair_lookup(t, (uint32_t)sym[best], (uint32_t)sym[best + 1]);
+            rank[best] = id < 0 ? INT32_MAX : id;
+        } else rank[best] = INT32_MAX;
+        if (best > 0) {
+            int32_t id = tok_pair_lookup(t, (uint32_t)sym[best - 1], (uint32_t)sym[best]);
+            rank[best - 1] = id < 0 ? INT32_MAX : id;
+        }
+        if (m == 1) break;
+    }
+    memcpy(out, sym, sizeof *sym * m);
+    return m;
+}
+
+/* The per-call cache: direct-mapped, one slot per hash, holding chunks of at
+ * most CACHE_KEY bytes that encode to at most CACHE_TOKS tokens. */
+enum { CACHE_BITS = 14, CACHE_KEY = 30, CACHE_TOKS = 15, CACHE_MIN_INPUT = 1 << 14 };
+typedef struct {
+    uint8_t len, ntok;
+    uint8_t key[CACHE_KEY];
+    uint16_t tok[CACHE_TOKS];
+    uint16_t pad;
+} cache_slot;
+_Static_assert(sizeof(cache_slot) == 64, "a cache slot is one cache line");
+
+size_t tok_encode(const tok *t, const uint8_t *s, size_t n, int32_t *out, size_t cap) {
+    int32_t tmp[TOK_CHUNK_MAX];
+    cache_slot *cache = n >= CACHE_MIN_INPUT ? calloc((size_t)1 << CACHE_BITS, sizeof *cache) : NULL;
+    size_t k = 0;
+    for (size_t a = 0; a < n;) {
+        size_t e = tok_chunk_end(s, n, a), len = e - a, m;
+        const uint8_t *c = s + a;
+        if (len == 1) {
+            if (k < cap) out[k] = c[0];
+            k++;
+            a = e;
+            continue;
+        }
+        cache_slot *slot = NULL;
+        if (cache && len <= CACHE_KEY) {
+            slot = &cache[tok_hash_bytes(c, len) >> (64 - CACHE_BITS)];
+            if (slot->len == len && !memcmp(slot->key, c, len)) {
+                for (size_t i = 0; i < slot->ntok; i++)
+                    if (k + i < cap) out[k + i] = slot->tok[i];
+                k += slot->ntok;
+                a = e;
+                continue;
+            }
+        }
+        m = encode_chunk(t, c, len, tmp);
+        if (slot && m <= CACHE_TOKS) {
+            slot->len = (uint8_t)len;
+            slot->ntok = (uint8_t)m;
+            memcpy(slot->key, c, len);
+            for (size_t i = 0; i < m; i++) slot->tok[i] = (uint16_t)tmp[i];
+        }
+        for (size_t i = 0; i < m; i++)
+            if (k + i < cap) out[k + i] = tmp[i];
+        k += m;
+        a = e;
+    }
+    free(cache);
+    return k < cap ? k : cap;
+}
+
+size_t tok_decode(const tok *t, const int32_t *ids, size_t n, uint8_t *out, size_t cap) {
+    size_t k = 0;
+    const uint32_t *off = t->off;
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = ids[i];
+        if ((uint32_t)id >= (uint32_t)t->V) continue; /* not a token: produces nothing */
+        uint32_t o = off[id], len = off[id + 1] - o;
+        if (k + 16 <= cap && len <= 16) memcpy(out + k, t->pool + o, 16);
+        else if (k < cap) memcpy(out + k, t->pool + o, len <= cap - k ? len : cap - k);
+        k += len;
+    }
+    return k;
+}

@@ -1,0 +1,64 @@
+/* tok_impl.h - the tokenizer's private layout, shared by tok.c (load, save,
+ * encode, decode), tok_prefix.c (sorted index) and tok_train.c. Not part of
+ * any contract outside src/tok.
+ *
+ * Shape letters: V vocabulary size, M = V - TOK_FIRST_MERGE merges. */
+#ifndef LAYA_TOK_IMPL_H
+#define LAYA_TOK_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tok/tok.h"
+
+enum {
+    TOK_FORMAT_VERSION = 1,
+    TOK_PRETOK_VERSION = 1,   /* the "flags" field: which tok_chunk_end rules */
+    TOK_HEADER_BYTES = 24,
+    TOK_CHUNK_MAX = 64,       /* no pre-tokenizer chunk is longer (bytes) */
+    TOK_CJK_RUN = 4,          /* CJK runs are cut every 4 characters (tok_chunk.c) */
+    TOK_MAX_TOKEN = 255       /* loader limit on a token's byte length */
+};
+
+struct tok {
+    int32_t V;
+    uint16_t (*merge)[2];   /* (M, 2): id TOK_FIRST_MERGE+i = merge[i][0] . merge[i][1] */
+    uint32_t *off;          /* (V+1) byte offsets into pool; specials are empty */
+    uint8_t *pool;          /* the bytes of every token, back to back */
+    /* pair -> merged id: open addressing, key (left << 16 | right) in the high
+     * 32 bits, id in the low 32; empty slots are UINT64_MAX. */
+    uint64_t *pair_tab;
+    uint32_t pair_mask;
+    /* bytes -> id: open addressing of ids, -1 empty, compared by bytes. */
+    int32_t *str_tab;
+    uint32_t str_mask;
+    /* Ids of every non-special token sorted by their bytes (memcmp order,
+     * shorter first on a tie): the index of tok_extending. */
+    int32_t *sorted;        /* (V - TOK_N_SPECIAL) */
+    int32_t n_sorted;
+    uint32_t max_len;       /* longest token in bytes */
+};
+
+/* Builds a tokenizer from its merges (ids TOK_FIRST_MERGE.. in order),
+ * validating them as hostile input. merge (M, 2) is copied. */
+laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *err, size_t errlen);
+
+/* The merged id of (left, right), or -1 when that pair is not a merge. */
+static inline int32_t tok_pair_lookup(const tok *t, uint32_t left, uint32_t right) {
+    uint32_t key = left << 16 | right;
+    uint32_t h = (key * 0x9E3779B1u) >> 7;
+    for (;;) {
+        uint64_t e = t->pair_tab[h & t->pair_mask];
+        if (e == UINT64_MAX) return -1;
+        if ((uint32_t)(e >> 32) == key) return (int32_t)(uint32_t)e;
+        h++;
+    }
+}
+
+/* Hash of a byte string, shared by the bytes->id table and the encode cache. */
+uint64_t tok_hash_bytes(const uint8_t *s, size_t n);
+/* The id whose bytes are exactly s[0..n), or -1. */
+int32_t tok_lookup_bytes(const tok *t, const uint8_t *s, size_t n);
+/* Builds t->sorted (tok_prefix.c). */
+laya_status tok_build_sorted(tok *t);
+
+#endif
