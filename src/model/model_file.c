@@ -1,0 +1,413 @@
+/* model_file.c - Laya model files (C5) and the inference model's lifetime.
+ *
+ * A model file is a standard safetensors container (st.h) holding:
+ *   - the tensors of model_tensors() by name ("emb", "l0.w_ih", ..., "norm"),
+ *     with their shapes; matrices all of the dtype named in __metadata__
+ *     ("F32" or "F16"), vectors F32 or F16;
+ *   - "tokenizer": U8 (n), the tok_save() bytes;
+ *   - __metadata__ (all strings): format "laya", format_version "1", arch
+ *     "gru-lattn", V H D L W (decimal), dtype, tokenizer_sha256 (hex of the
+ *     tokenizer bytes, an identity), data_sha256 (hex of the whole data
+ *     section: the checksum), plus the writer's provenance members.
+ * Tensors are stored contiguously in layout order with the tokenizer last
+ * (standard readers refuse gaps); the data section starts 64-byte aligned.
+ *
+ * Loading maps the file read-only and validates it as hostile input: the
+ * container (st_parse), the metadata, the exact tensor set, dtypes and
+ * shapes against the config, the checksum (which reads every byte: the
+ * "touch every weight at load" of C5), and finite weights. F32 tensors and
+ * F16 matrices are used in place; F16 vectors are converted into one owned
+ * allocation. Little-endian hosts only (as x86-64).
+ *
+ * Shape letters: V vocab, H hidden, D attention width, L layers, W window,
+ * G = 3H. */
+#include "model/model.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model/st.h"
+#include "util/err.h"
+
+#define MODEL_FORMAT "laya"
+#define MODEL_ARCH "gru-lattn"
+enum { MAX_TENSORS = 2 + 8 * MODEL_MAX_L };
+
+/* Metadata keys the writer owns; meta_extra may not set them. */
+static const char *const reserved_keys[] = {
+    "format", "format_version", "arch", "V", "H", "D", "L", "W",
+    "dtype", "tokenizer_sha256", "data_sha256",
+};
+
+/* ---- the model struct ---- */
+
+static void point_layers(model *m, const model_params *p) {
+    const model_cfg *c = &m->cfg;
+    const int G = 3 * c->H;
+    m->emb = (qmat){.type = QT_F32, .rows = c->V, .cols = c->H, .data = p->emb};
+    for (int l = 0; l < c->L; l++) {
+        const model_layer_params *lp = &p->layer[l];
+        model_layer *ly = &m->layer[l];
+        ly->w_ih = (qmat){.type = QT_F32, .rows = G, .cols = c->H, .data = lp->w_ih};
+        ly->w_hh = (qmat){.type = QT_F32, .rows = G, .cols = c->H, .data = lp->w_hh};
+        ly->wq = (qmat){.type = QT_F32, .rows = c->D, .cols = c->H, .data = lp->wq};
+        ly->wk = (qmat){.type = QT_F32, .rows = c->D, .cols = c->H, .data = lp->wk};
+        ly->wv = (qmat){.type = QT_F32, .rows = c->D, .cols = c->H, .data = lp->wv};
+        ly->wo = (qmat){.type = QT_F32, .rows = c->H, .cols = c->D, .data = lp->wo};
+        ly->b_ih = lp->b_ih;
+        ly->b_hh = lp->b_hh;
+    }
+    m->norm = p->norm;
+}
+
+/* On failure t stays the caller's. */
+laya_status model_from_params(const model_cfg *c, const float *params, tok *t, model **out) {
+    *out = NULL;
+    if (!c || !params || model_cfg_check(c, NULL, 0) != LAYA_OK) return LAYA_ERR_ARG;
+    if (t && tok_vocab_size(t) != c->V) return LAYA_ERR_ARG;
+    model *m = calloc(1, sizeof *m);
+    if (!m) return LAYA_ERR_NOMEM;
+    m->cfg = *c;
+    model_params p;
+    /* the model only reads through these pointers */
+    model_params_point(c, (float *)(uintptr_t)params, &p);
+    point_layers(m, &p);
+    m->tok = t;
+    *out = m;
+    return LAYA_OK;
+}
+
+void model_free(model *m) {
+    if (!m) return;
+    if (m->tok) tok_free(m->tok);
+    free(m->meta_json);
+    if (m->map) munmap(m->map, m->map_len);
+    free(m->owned);
+    free(m);
+}
+
+/* ---- loading ---- */
+
+/* A decimal metadata field in lo..hi. */
+static laya_status meta_int(const st_file *f, const char *key, int32_t lo, int32_t hi, int32_t *out,
+                            char *err, size_t errlen) {
+    const char *s = st_meta(f, key);
+    if (!s) return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks \"%s\"", key);
+    /* plain digits only: no sign, blanks, exponent or leading zeros */
+    size_t n = strlen(s);
+    int ok = n >= 1 && n <= 9 && !(n > 1 && s[0] == '0');
+    for (size_t i = 0; ok && i < n; i++) ok = s[i] >= '0' && s[i] <= '9';
+    long v = ok ? strtol(s, NULL, 10) : -1;
+    if (!ok || v < lo || v > hi)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "__metadata__ \"%s\" = \"%.32s\" is not a decimal integer in %d..%d",
+                       key, s, lo, hi);
+    *out = (int32_t)v;
+    return LAYA_OK;
+}
+
+static laya_status meta_is(const st_file *f, const char *key, const char *want, laya_status if_not,
+                           char *err, size_t errlen) {
+    const char *s = st_meta(f, key);
+    if (!s) return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks \"%s\": not a Laya model", key);
+    if (strcmp(s, want))
+        return err_set(err, errlen, if_not, "__metadata__ \"%s\" is \"%.32s\", expected \"%s\"", key, s, want);
+    return LAYA_OK;
+}
+
+/* Index of the first non-finite element of a tensor, or -1. */
+static int64_t first_nonfinite(const uint8_t *p, st_dtype d, int64_t count) {
+    if (d == ST_F32) {
+        for (int64_t i = 0; i < count; i++) {
+            uint32_t u;
+            memcpy(&u, p + 4 * i, 4);
+            if ((u & 0x7F800000u) == 0x7F800000u) return i;
+        }
+    } else {
+        for (int64_t i = 0; i < count; i++) {
+            uint16_t u;
+            memcpy(&u, p + 2 * i, 2);
+            if ((u & 0x7C00u) == 0x7C00u) return i;
+        }
+    }
+    return -1;
+}
+
+static int64_t n_elems(const st_tensor *t) {
+    int64_t c = 1;
+    for (int i = 0; i < t->ndim; i++) c *= t->shape[i];
+    return c;
+}
+
+/* Everything after the container checks: metadata, tensors, checksum,
+ * values, tokenizer; fills m. */
+static laya_status load_checked(const st_file *f, model *m, char *err, size_t errlen) {
+    laya_status st;
+    if ((st = meta_is(f, "format", MODEL_FORMAT, LAYA_ERR_FORMAT, err, errlen))) return st;
+    if ((st = meta_is(f, "format_version", "1", LAYA_ERR_UNSUPPORTED, err, errlen))) return st;
+    if ((st = meta_is(f, "arch", MODEL_ARCH, LAYA_ERR_UNSUPPORTED, err, errlen))) return st;
+    model_cfg c;
+    if ((st = meta_int(f, "V", 0, 1 << 30, &c.V, err, errlen)) ||
+        (st = meta_int(f, "H", 0, 1 << 30, &c.H, err, errlen)) ||
+        (st = meta_int(f, "D", 0, 1 << 30, &c.D, err, errlen)) ||
+        (st = meta_int(f, "L", 0, 1 << 30, &c.L, err, errlen)) ||
+        (st = meta_int(f, "W", 0, 1 << 30, &c.W, err, errlen)))
+        return st;
+    if ((st = model_cfg_check(&c, err, errlen))) return st;
+    m->cfg = c;
+    const char *dts = st_meta(f, "dtype");
+    st_dtype mdt;
+    if (!dts) return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks \"dtype\"");
+    if (strcmp(dts, "F32") == 0) mdt = ST_F32;
+    else if (strcmp(dts, "F16") == 0) mdt = ST_F16;
+    else return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                        "__metadata__ dtype \"%.16s\" is not F32 or F16 (a newer quantized model?)", dts);
+
+    /* the exact tensor set, dtypes and shapes */
+    model_tensor want[MAX_TENSORS];
+    int nw = model_tensors(&c, want, MAX_TENSORS);
+    const st_tensor *have[MAX_TENSORS];
+    size_t n_vec16 = 0;
+    for (int i = 0; i < nw; i++) {
+        const st_tensor *t = st_find(f, want[i].name);
+        if (!t) return err_set(err, errlen, LAYA_ERR_FORMAT, "missing tensor %s", want[i].name);
+        if (want[i].is_matrix ? t->dtype != mdt : t->dtype != ST_F32 && t->dtype != ST_F16)
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: dtype %s, expected %s", want[i].name,
+                           st_dtype_name(t->dtype), want[i].is_matrix ? dts : "F32 or F16");
+        int wnd = want[i].ndim;
+        if (t->ndim != wnd || t->shape[0] != want[i].shape[0] || (wnd == 2 && t->shape[1] != want[i].shape[1]))
+            return err_set(err, errlen, LAYA_ERR_FORMAT,
+                           "tensor %s: shape does not match the config, expected [%lld%s%lld]",
+                           want[i].name, (long long)want[i].shape[0], wnd == 2 ? ", " : "",
+                           wnd == 2 ? (long long)want[i].shape[1] : 0LL);
+        if (!want[i].is_matrix && t->dtype == ST_F16) n_vec16 += (size_t)t->shape[0];
+        have[i] = t;
+    }
+    const st_tensor *tk = st_find(f, "tokenizer");
+    if (!tk) return err_set(err, errlen, LAYA_ERR_FORMAT, "missing tensor tokenizer");
+    if (tk->dtype != ST_U8 || tk->ndim != 1 || tk->shape[0] < 1)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor tokenizer: expected a non-empty U8 vector");
+    if (f->n != nw + 1) {
+        for (int i = 0; i < f->n; i++) {
+            int known = strcmp(f->t[i].name, "tokenizer") == 0;
+            for (int j = 0; j < nw && !known; j++) known = strcmp(f->t[i].name, want[j].name) == 0;
+            if (!known)
+                return err_set(err, errlen, LAYA_ERR_FORMAT, "unknown tensor \"%.64s\" for this config",
+                               f->t[i].name);
+        }
+    }
+
+    /* checksum: reads every byte once, which also faults in every page */
+    const char *sum = st_meta(f, "data_sha256"), *tsum = st_meta(f, "tokenizer_sha256");
+    if (!sum || !tsum)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks data_sha256 or tokenizer_sha256");
+    char hex[65];
+    st_sha256_hex(f->data, (size_t)f->data_len, hex);
+    if (strcmp(hex, sum))
+        return err_set(err, errlen, LAYA_ERR_SIGNATURE,
+                       "checksum mismatch: the data section hashes to %.12s..., data_sha256 says %.12s...: "
+                       "the file is corrupt or was modified", hex, sum);
+    st_sha256_hex(f->data + tk->begin, (size_t)(tk->end - tk->begin), hex);
+    if (strcmp(hex, tsum))
+        return err_set(err, errlen, LAYA_ERR_SIGNATURE, "tokenizer_sha256 does not match the tokenizer bytes");
+
+    for (int i = 0; i < nw; i++) {
+        int64_t bad = first_nonfinite(f->data + have[i]->begin, have[i]->dtype, n_elems(have[i]));
+        if (bad >= 0)
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: element %lld is NaN or infinite",
+                           want[i].name, (long long)bad);
+    }
+
+    /* point the model into the mapping; F16 vectors into one owned block */
+    float *conv = NULL;
+    if (n_vec16 && !(conv = m->owned = malloc(n_vec16 * sizeof *conv)))
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory converting f16 vectors");
+    const void *ptr[MAX_TENSORS];
+    for (int i = 0; i < nw; i++) {
+        const uint8_t *p = f->data + have[i]->begin;
+        ptr[i] = p;
+        if (!want[i].is_matrix && have[i]->dtype == ST_F16) {
+            for (int64_t e = 0; e < have[i]->shape[0]; e++) {
+                uint16_t h;
+                memcpy(&h, p + 2 * e, 2);
+                conv[e] = kern_f16_to_f32(h);
+            }
+            ptr[i] = conv;
+            conv += have[i]->shape[0];
+        }
+    }
+    qtype qt = mdt == ST_F16 ? QT_F16 : QT_F32;
+    int i = 0;
+    m->emb = (qmat){.type = qt, .rows = c.V, .cols = c.H, .data = ptr[i++]};
+    for (int l = 0; l < c.L; l++) {
+        model_layer *ly = &m->layer[l];
+        const int G = 3 * c.H;
+        ly->w_ih = (qmat){.type = qt, .rows = G, .cols = c.H, .data = ptr[i++]};
+        ly->w_hh = (qmat){.type = qt, .rows = G, .cols = c.H, .data = ptr[i++]};
+        ly->b_ih = ptr[i++];
+        ly->b_hh = ptr[i++];
+        ly->wq = (qmat){.type = qt, .rows = c.D, .cols = c.H, .data = ptr[i++]};
+        ly->wk = (qmat){.type = qt, .rows = c.D, .cols = c.H, .data = ptr[i++]};
+        ly->wv = (qmat){.type = qt, .rows = c.D, .cols = c.H, .data = ptr[i++]};
+        ly->wo = (qmat){.type = qt, .rows = c.H, .cols = c.D, .data = ptr[i++]};
+    }
+    m->norm = ptr[i++];
+
+    char terr[200] = "";
+    if ((st = tok_load(f->data + tk->begin, (size_t)(tk->end - tk->begin), &m->tok, terr, sizeof terr)))
+        return err_set(err, errlen, st, "tensor tokenizer: %s", terr);
+    if (tok_vocab_size(m->tok) != c.V)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "the tokenizer has %d tokens but the model V=%d",
+                       tok_vocab_size(m->tok), c.V);
+    if (f->meta && !(m->meta_json = json_dumps(f->meta, JSON_COMPACT)))
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory keeping the metadata");
+    return LAYA_OK;
+}
+
+laya_status model_load(const char *path, model **out, char *err, size_t errlen) {
+    *out = NULL;
+    if (!path) return err_set(err, errlen, LAYA_ERR_ARG, "no model path given");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return err_set(err, errlen, LAYA_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return err_set(err, errlen, LAYA_ERR_IO, "%s is not a regular file", path);
+    }
+    if (sb.st_size < 8) {
+        close(fd);
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: file is %lld bytes, too short for a model",
+                       path, (long long)sb.st_size);
+    }
+    if (sodium_init() < 0) {
+        close(fd);
+        return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
+    }
+    size_t len = (size_t)sb.st_size;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+    model *m = calloc(1, sizeof *m);
+    if (!m) {
+        munmap(map, len);
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory loading %s", path);
+    }
+    m->map = map;
+    m->map_len = len;
+    st_file f;
+    char e[400] = "";
+    laya_status st = st_parse(map, len, &f, e, sizeof e);
+    if (st == LAYA_OK) {
+        st = load_checked(&f, m, e, sizeof e);
+        st_free(&f);
+    }
+    if (st != LAYA_OK) {
+        model_free(m);
+        return err_set(err, errlen, st, "%s: %s", path, e);
+    }
+    *out = m;
+    return LAYA_OK;
+}
+
+/* ---- saving ---- */
+
+static void fill_f16(const void *src, size_t first, size_t count, void *dst) {
+    const float *s = (const float *)src + first;
+    uint16_t *d = dst;
+    for (size_t i = 0; i < count; i++) d[i] = kern_f32_to_f16(s[i]);
+}
+
+/* Adds meta_extra's members to meta as strings (numbers and booleans as
+ * their JSON text); objects, arrays, null and reserved keys are refused. */
+static laya_status add_extra(json_t *meta, const char *extra, char *err, size_t errlen) {
+    json_error_t je;
+    json_t *x = json_loads(extra, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(x)) {
+        json_decref(x);
+        return err_set(err, errlen, LAYA_ERR_ARG, "meta_extra is not a JSON object: %s",
+                       x ? "another JSON value" : je.text);
+    }
+    laya_status st = LAYA_OK;
+    const char *k;
+    json_t *v;
+    json_object_foreach(x, k, v) {
+        for (size_t i = 0; i < sizeof reserved_keys / sizeof reserved_keys[0]; i++)
+            if (strcmp(k, reserved_keys[i]) == 0)
+                st = err_set(err, errlen, LAYA_ERR_ARG, "meta_extra may not set the reserved key \"%s\"", k);
+        if (st) break;
+        if (json_is_string(v)) {
+            json_object_set(meta, k, v);
+        } else if (json_is_number(v) || json_is_boolean(v)) {
+            char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            json_object_set_new(meta, k, json_string(s ? s : ""));
+            free(s);
+        } else {
+            st = err_set(err, errlen, LAYA_ERR_ARG, "meta_extra \"%s\" must be a string, number or boolean", k);
+            break;
+        }
+    }
+    json_decref(x);
+    return st;
+}
+
+laya_status model_save(const char *path, const model_cfg *c, const float *params,
+                       qtype dtype, const uint8_t *tok_blob, size_t tok_len,
+                       const char *meta_extra, char *err, size_t errlen) {
+    if (!path || !c || !params)
+        return err_set(err, errlen, LAYA_ERR_ARG, "model_save: path, config and params are required");
+    laya_status st = model_cfg_check(c, err, errlen);
+    if (st) return LAYA_ERR_ARG;
+    if (dtype != QT_F32 && dtype != QT_F16)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                       "model_save writes F32 or F16; quantized files come from the quantizer");
+    if (!tok_blob || tok_len == 0)
+        return err_set(err, errlen, LAYA_ERR_ARG, "model_save: a serialized tokenizer is required");
+    if (sodium_init() < 0) return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
+
+    model_tensor mt[MAX_TENSORS];
+    int n = model_tensors(c, mt, MAX_TENSORS);
+    st_out out[MAX_TENSORS + 1];
+    const st_dtype sdt = dtype == QT_F16 ? ST_F16 : ST_F32;
+    /* refuse weights the loader would refuse, naming the first bad one */
+    for (int i = 0; i < n; i++) {
+        const float *p = params + mt[i].offset;
+        size_t cnt = (size_t)mt[i].shape[0] * (size_t)(mt[i].ndim == 2 ? mt[i].shape[1] : 1);
+        for (size_t e = 0; e < cnt; e++)
+            if (!isfinite(p[e]) || (sdt == ST_F16 && fabsf(p[e]) >= 65520.0f))
+                return err_set(err, errlen, LAYA_ERR_ARG, "tensor %s: element %zu = %g is not finite%s",
+                               mt[i].name, e, (double)p[e], sdt == ST_F16 ? " in f16" : "");
+        out[i] = (st_out){.name = mt[i].name, .dtype = sdt, .ndim = mt[i].ndim, .src = p,
+                          .fill = sdt == ST_F16 ? fill_f16 : NULL};
+        out[i].shape[0] = mt[i].shape[0];
+        out[i].shape[1] = mt[i].shape[1];
+    }
+    out[n] = (st_out){.name = "tokenizer", .dtype = ST_U8, .ndim = 1, .shape = {(int64_t)tok_len},
+                      .src = tok_blob};
+
+    json_t *meta = json_object();
+    char num[16], hex[65];
+    st_sha256_hex(tok_blob, tok_len, hex);
+    json_object_set_new(meta, "format", json_string(MODEL_FORMAT));
+    json_object_set_new(meta, "format_version", json_string("1"));
+    json_object_set_new(meta, "arch", json_string(MODEL_ARCH));
+    const int32_t dims[] = {c->V, c->H, c->D, c->L, c->W};
+    static const char *const dim_names[] = {"V", "H", "D", "L", "W"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(num, sizeof num, "%d", (int)dims[i]);
+        json_object_set_new(meta, dim_names[i], json_string(num));
+    }
+    json_object_set_new(meta, "dtype", json_string(st_dtype_name(sdt)));
+    json_object_set_new(meta, "tokenizer_sha256", json_string(hex));
+    if (meta_extra) st = add_extra(meta, meta_extra, err, errlen);
+    if (!st) st = st_write(path, out, n + 1, meta, "data_sha256", err, errlen);
+    json_decref(meta);
+    return st;
+}
