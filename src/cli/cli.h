@@ -23,5 +23,6 @@ int cmd_type(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 #endif

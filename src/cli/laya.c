@@ -14,6 +14,7 @@ static const struct {
     {"type", cmd_type, "interactive demo: type with ghost-text suggestions"},
     {"serve", cmd_serve, "JSON-lines suggestion server: laya serve --stdio"},
     {"train", cmd_train, "train a model on a token corpus (CPU reference trainer)"},
+    {"eval", cmd_eval, "measure keystroke savings and latency of an engine: laya eval TEXT..."},
     {"tokenizer", cmd_tokenizer, "tokenizer tools: laya tokenizer train|encode|decode|info"},
 };
 

@@ -1,0 +1,107 @@
+#!/bin/sh
+# tests/cli/eval.sh - `laya eval` against tests/cli/fake_engine.py, an oracle
+# whose suggestions are known, so every figure below was computed by hand:
+#  "the cat sat" (11 chars). k=3: "the cat " then "sat": 2 keystrokes, KSR
+#  9/11; k=1: "the ", "cat ", "sat": 3 keystrokes, KSR 8/11. Next word at the
+#  one word start visited (before "sat"): hit.
+#  "café au lait\n東京 ok" (18 chars). k=3: "café au ", "lait\n東京 ", "ok":
+#  KSR 15/18; k=1: 5 keystrokes, KSR 13/18; both word starts hit.
+#  --wrong-at-start on "the cat sat": k=3: q t(he cat ) q s(at): 4 keystrokes,
+#  2 of 4 shown suggestions accepted; k=1: 6 keystrokes; next word misses.
+# Ends with "N passed, N failed".
+BUILD=${BUILD:-build}
+LAYA=${LAYA:-$BUILD/laya}
+FAKE="python3 tests/cli/fake_engine.py"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+
+printf 'the cat sat' >"$T/a.txt"
+printf 'café au lait\n東京 ok' >"$T/b.txt"
+printf '订个外卖订个酒店' >"$T/c.txt"
+
+# check NAME FILE PYTHON-EXPR: the expression over j (the parsed JSON) holds
+check() {
+    if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" 2>"$T/err"; then
+        ok "$1"
+    else
+        bad "$1: $3"; head -c 2000 "$2"; echo; cat "$T/err"
+    fi
+}
+near() { echo "abs(($1) - ($2)) < 1e-6"; }
+
+"$LAYA" eval "$T/a.txt" "$T/b.txt" --json --engine "$FAKE $T/a.txt $T/b.txt --log $T/log" \
+    >"$T/o1.json" 2>"$T/e1" || { bad "eval runs against the oracle"; cat "$T/e1"; }
+A='j["texts"][0]'; B='j["texts"][1]'; ALL='j["texts"][2]'
+check "KSR@3 text a" "$T/o1.json" "$(near "$A[\"passes\"][0][\"ksr\"]" 9/11) and $A[\"passes\"][0][\"k\"] == 3"
+check "KSR@1 text a" "$T/o1.json" "$(near "$A[\"passes\"][1][\"ksr\"]" 8/11) and $A[\"passes\"][1][\"k\"] == 1"
+check "KSR@3 text b (newline, UTF-8)" "$T/o1.json" "$(near "$B[\"passes\"][0][\"ksr\"]" 15/18) and $B[\"chars\"] == 18"
+check "KSR@1 text b" "$T/o1.json" "$(near "$B[\"passes\"][1][\"ksr\"]" 13/18)"
+check "KSR over all texts" "$T/o1.json" "$(near "$ALL[\"passes\"][0][\"ksr\"]" 24/29) and $(near "$ALL[\"passes\"][1][\"ksr\"]" 21/29)"
+check "precision 1 when every shown suggestion is taken" "$T/o1.json" "$ALL[\"passes\"][0][\"precision\"] == 1 and $ALL[\"passes\"][0][\"shown\"] == 5"
+check "next word at word starts" "$T/o1.json" "$ALL[\"next_word\"] == {\"word_starts\": 3, \"top1\": 1.0, \"topk\": 1.0}"
+check "bits per byte from score" "$T/o1.json" "$(near "$A[\"bpb\"]" 2) and $(near "$ALL[\"bpb\"]" 2)"
+check "engine-reported latency" "$T/o1.json" "j[\"latency\"][\"engine_us\"][\"p50\"] == 7 and j[\"latency\"][\"engine_us\"][\"max\"] == 7"
+check "round trip and cold start measured" "$T/o1.json" "j[\"latency\"][\"rtt_us\"][\"n\"] == 5 + 8 and j[\"latency\"][\"rtt_us\"][\"p50\"] > 0 and j[\"latency\"][\"cold_start_ms\"][\"n\"] == 2"
+check "metric is KSR for English" "$T/o1.json" "j[\"metric\"] == \"KSR\""
+
+# The log: a session per text, reset between texts, lines committed.
+if grep -q '^reset eval-0 ' "$T/log" && grep -q '^suggest eval-1 ' "$T/log" &&
+   grep -q '^commit eval-1 .* "caf\\u00e9 au lait\\n\\u6771\\u4eac "' "$T/log" &&
+   grep -q '^commit eval-1 2 "ok"' "$T/log" && grep -q '^commit eval-0 11 "the cat sat"' "$T/log"; then
+    ok "sessions, resets and commits"
+else
+    bad "sessions, resets and commits"; cat "$T/log"
+fi
+
+"$LAYA" eval "$T/a.txt" --json --no-commit --engine "$FAKE $T/a.txt --wrong-at-start --no-score" \
+    >"$T/o2.json" 2>"$T/e2" || { bad "eval runs (wrong at start)"; cat "$T/e2"; }
+check "KSR with wrong word-start guesses" "$T/o2.json" "$(near "$A[\"passes\"][0][\"ksr\"]" 7/11) and $(near "$A[\"passes\"][1][\"ksr\"]" 5/11)"
+check "precision counts shown but ignored suggestions" "$T/o2.json" "$A[\"passes\"][0][\"shown\"] == 4 and $A[\"passes\"][0][\"accepted\"] == 2 and $(near "$A[\"passes\"][0][\"precision\"]" 0.5)"
+check "next word misses counted" "$T/o2.json" "$A[\"next_word\"][\"top1\"] == 0 and $A[\"next_word\"][\"word_starts\"] == 1"
+check "no score op: bpb is null" "$T/o2.json" "$A[\"bpb\"] is None"
+grep -q 'bits per byte: n/a' "$T/e2" && ok "no score op is reported" || { bad "no score op is reported"; cat "$T/e2"; }
+
+"$LAYA" eval "$T/c.txt" --json --k 1 --engine "$FAKE $T/c.txt" >"$T/o3.json" 2>"$T/e3" ||
+    { bad "eval runs (Chinese)"; cat "$T/e3"; }
+check "Chinese: CSR, one pass at k=1, no next-word" "$T/o3.json" "j[\"metric\"] == \"CSR\" and len($A[\"passes\"]) == 1 and $(near "$A[\"passes\"][0][\"ksr\"]" 7/8) and $A[\"next_word\"] is None"
+
+"$LAYA" eval "$T/a.txt" --max-chars 7 --engine "$FAKE $T/a.txt" >"$T/o4.txt" 2>"$T/e4" ||
+    { bad "eval runs (table)"; cat "$T/e4"; }
+# "the cat" (7 chars): "the cat " is not a prefix of it, "the " is; then c, a, t: 4 keystrokes
+grep -Eq '^.*a\.txt +7 +0\.4286 +0\.4286 ' "$T/o4.txt" && ok "--max-chars and the table" ||
+    { bad "--max-chars and the table"; cat "$T/o4.txt"; }
+
+# Hostile engines: a clear message naming what was sent last, never a hang.
+expect_fail() {
+    name=$1; want=$2; shift 2
+    if "$@" >"$T/out" 2>"$T/err"; then
+        bad "$name: succeeded"
+    elif grep -q "$want" "$T/err" && grep -q 'last request sent\|to request' "$T/err"; then
+        ok "$name"
+    else
+        bad "$name"; cat "$T/err"
+    fi
+}
+expect_fail "engine dies" "exited with status 3" \
+    "$LAYA" eval "$T/a.txt" --engine "$FAKE $T/a.txt --die-after 3"
+expect_fail "engine answers garbage" "answered garbage" \
+    "$LAYA" eval "$T/a.txt" --engine "$FAKE $T/a.txt --garbage-after 3"
+expect_fail "engine goes silent" "did not answer within 300 ms" \
+    "$LAYA" eval "$T/a.txt" --timeout-ms 300 --engine "$FAKE $T/a.txt --hang-after 3"
+expect_fail "engine cannot start" "exited with status 127" \
+    "$LAYA" eval "$T/a.txt" --engine "/nonexistent/engine"
+if "$LAYA" eval "$T/missing.txt" --engine "$FAKE $T/a.txt" 2>"$T/err"; then
+    bad "missing text file"
+else
+    grep -q "cannot open text" "$T/err" && ok "missing text file" || { bad "missing text file"; cat "$T/err"; }
+fi
+if "$LAYA" eval "$T/a.txt" --k 0 2>"$T/err"; then bad "bad --k"; else
+    grep -q -- "--k needs" "$T/err" && ok "bad --k" || { bad "bad --k"; cat "$T/err"; }
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
