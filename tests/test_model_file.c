@@ -1,0 +1,553 @@
+/* test_model_file.c - model files: round trips (f32 exact, f16 within f16
+ * rounding, deterministic bytes), then many broken files made by mutating a
+ * valid one, each refused with LAYA_ERR_FORMAT (or LAYA_ERR_SIGNATURE for a
+ * checksum) and a message naming what is wrong, never a crash. Header
+ * mutations go through jansson and re-pad the header, so each case breaks
+ * exactly one thing; data mutations recompute data_sha256 when the point is
+ * a check behind the checksum.
+ *
+ * Shape letters: V vocab, H hidden, D attention width, L layers, W window. */
+#include "test.h"
+
+#include <jansson.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern/kern.h"
+#include "model/model.h"
+#include "model/st.h"
+#include "tok/tok_impl.h"
+
+static const model_cfg tiny = {.V = 300, .H = 16, .D = 8, .L = 2, .W = 3};
+
+static uint64_t rng = 0x13198A2E03707344ull;
+static float frand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) * 0x1p-52 - 1.0);
+}
+
+static float *random_params(const model_cfg *c) {
+    size_t n = model_n_params(c);
+    float *p = malloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++) p[i] = 0.5f * frand();
+    return p;
+}
+
+/* A real tokenizer of V ids (merges of letter pairs), serialized. */
+static uint8_t *tok_blob(int32_t V, size_t *n) {
+    int M = V - TOK_FIRST_MERGE;
+    uint16_t (*merge)[2] = malloc(sizeof *merge * (size_t)M);
+    for (int i = 0; i < M; i++) {
+        merge[i][0] = (uint16_t)('a' + i % 26);
+        merge[i][1] = (uint16_t)('a' + i / 26);
+    }
+    tok *t;
+    uint8_t *blob = NULL;
+    if (tok_build(V, (const uint16_t (*)[2])merge, &t, NULL, 0) == LAYA_OK) {
+        tok_save(t, &blob, n);
+        tok_free(t);
+    }
+    free(merge);
+    return blob;
+}
+
+typedef struct { uint8_t *p; size_t n; } bytes;
+
+static bytes read_file(const char *path) {
+    bytes b = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return b;
+    fseek(f, 0, SEEK_END);
+    b.n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b.p = malloc(b.n + 1);
+    if (fread(b.p, 1, b.n, f) != b.n) b.n = 0;
+    fclose(f);
+    return b;
+}
+
+static void write_file(const char *path, const uint8_t *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(p, 1, n, f);
+    fclose(f);
+}
+
+static char dir[256];
+static float *params;
+
+/* Writes a valid tiny model (dtype dt) and returns its bytes. */
+static bytes valid_file(qtype dt, const char *name) {
+    snprintf(dir, sizeof dir, "%s", test_tmpdir());
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t tn;
+    uint8_t *tb = tok_blob(tiny.V, &tn);
+    if (!params) params = random_params(&tiny);
+    char err[256] = "";
+    laya_status st = model_save(path, &tiny, params, dt, tb, tn,
+                                "{\"corpus\":\"unit test\",\"steps\":1200,\"lr\":0.5,\"ok\":true}",
+                                err, sizeof err);
+    free(tb);
+    if (st != LAYA_OK) fprintf(stderr, "    model_save: %s\n", err);
+    return read_file(path);
+}
+
+static uint64_t hdr_len(bytes b) {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | b.p[i];
+    return n;
+}
+
+static json_t *header(bytes b) {
+    return json_loadb((const char *)b.p + 8, (size_t)hdr_len(b), 0, NULL);
+}
+
+/* A new file: header h (padded so the data starts 64-aligned, plus `shift`
+ * extra spaces), then b's data section, optionally with data_sha256 redone. */
+static bytes with_header(bytes b, json_t *h, int fix_sha, int shift) {
+    const uint8_t *data = b.p + 8 + hdr_len(b);
+    size_t dn = b.n - 8 - (size_t)hdr_len(b);
+    if (fix_sha) {
+        char hex[65];
+        st_sha256_hex(data, dn, hex);
+        json_object_set_new(json_object_get(h, "__metadata__"), "data_sha256", json_string(hex));
+    }
+    char *s = json_dumps(h, JSON_COMPACT);
+    size_t sl = strlen(s), hl = (8 + sl + 63) / 64 * 64 - 8 + (size_t)shift;
+    bytes o = {malloc(8 + hl + dn), 8 + hl + dn};
+    for (int i = 0; i < 8; i++) o.p[i] = (uint8_t)((uint64_t)hl >> (8 * i));
+    memcpy(o.p + 8, s, sl);
+    memset(o.p + 8 + sl, ' ', hl - sl);
+    memcpy(o.p + 8 + hl, data, dn);
+    free(s);
+    return o;
+}
+
+static bytes copy_of(bytes b) {
+    bytes o = {malloc(b.n), b.n};
+    memcpy(o.p, b.p, b.n);
+    return o;
+}
+
+/* Data offset of a tensor (bytes into the data section) from the header. */
+static size_t tensor_begin(bytes b, const char *name) {
+    json_t *h = header(b);
+    size_t at = (size_t)json_integer_value(json_array_get(json_object_get(json_object_get(h, name), "data_offsets"), 0));
+    json_decref(h);
+    return at + 8 + (size_t)hdr_len(b);
+}
+
+/* Loads bytes b; returns 1 if refused with one of the expected statuses, a
+ * message containing `want` (if given), and no model. */
+static int refused(bytes b, const char *want, const char *what) {
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/broken.safetensors", dir);
+    write_file(path, b.p, b.n);
+    model *m = (model *)&err;
+    laya_status st = model_load(path, &m, err, sizeof err);
+    int ok = (st == LAYA_ERR_FORMAT || st == LAYA_ERR_SIGNATURE || st == LAYA_ERR_UNSUPPORTED) &&
+             m == NULL && strlen(err) > strlen(path) + 2 && (!want || strstr(err, want));
+    if (!ok) fprintf(stderr, "    %s: status %d, message \"%s\" (want \"%s\")\n", what, st, err, want ? want : "");
+    if (st == LAYA_OK) model_free(m);
+    free(b.p);
+    return ok;
+}
+
+TEST(model_file_round_trip_f32) {
+    bytes b = valid_file(QT_F32, "m32.safetensors");
+    CHECK(b.n > 0);
+    CHECK((8 + hdr_len(b)) % 64 == 0);
+    char path[512], err[256] = "";
+    snprintf(path, sizeof path, "%s/m32.safetensors", dir);
+    model *m;
+    CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECK(memcmp(&m->cfg, &tiny, sizeof tiny) == 0);
+    CHECK(m->tok && tok_vocab_size(m->tok) == tiny.V);
+    CHECK(m->emb.type == QT_F32 && m->layer[1].wo.type == QT_F32);
+    /* every tensor bit-equal, through the model's own pointers */
+    model_params p;
+    model_params_point(&tiny, params, &p);
+    float row[64];
+    for (int r = 0; r < tiny.V; r++) {
+        kern_row_f32(&m->emb, r, row);
+        CHECK(memcmp(row, p.emb + (size_t)r * tiny.H, tiny.H * sizeof(float)) == 0);
+    }
+    for (int l = 0; l < tiny.L; l++) {
+        const model_layer *ly = &m->layer[l];
+        const model_layer_params *lp = &p.layer[l];
+        CHECK(memcmp(ly->w_ih.data, lp->w_ih, 3 * 16 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->w_hh.data, lp->w_hh, 3 * 16 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->b_ih, lp->b_ih, 3 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->b_hh, lp->b_hh, 3 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->wq.data, lp->wq, 8 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->wk.data, lp->wk, 8 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->wv.data, lp->wv, 8 * 16 * sizeof(float)) == 0);
+        CHECK(memcmp(ly->wo.data, lp->wo, 16 * 8 * sizeof(float)) == 0);
+        CHECK(ly->wo.rows == 16 && ly->wo.cols == 8 && ly->w_ih.rows == 48);
+    }
+    CHECK(memcmp(m->norm, p.norm, 16 * sizeof(float)) == 0);
+    /* metadata: ours and the provenance, numbers kept as their JSON text */
+    CHECK(m->meta_json && strstr(m->meta_json, "\"format\":\"laya\""));
+    CHECK(strstr(m->meta_json, "\"corpus\":\"unit test\"") && strstr(m->meta_json, "\"steps\":\"1200\""));
+    CHECK(strstr(m->meta_json, "\"ok\":\"true\"") && strstr(m->meta_json, "\"data_sha256\":\""));
+    model_free(m);
+    free(b.p);
+}
+
+TEST(model_file_round_trip_f16) {
+    bytes b = valid_file(QT_F16, "m16.safetensors");
+    CHECK(b.n > 0);
+    char path[512], err[256] = "";
+    snprintf(path, sizeof path, "%s/m16.safetensors", dir);
+    model *m;
+    CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECK(m->emb.type == QT_F16 && m->layer[0].w_hh.type == QT_F16 && m->owned != NULL);
+    /* every weight equals its f16 rounding */
+    size_t n = model_n_params(&tiny);
+    float *r16 = malloc(n * sizeof *r16);
+    for (size_t i = 0; i < n; i++) r16[i] = kern_f16_to_f32(kern_f32_to_f16(params[i]));
+    model_params p;
+    model_params_point(&tiny, r16, &p);
+    float row[64];
+    for (int r = 0; r < tiny.V; r++) {
+        kern_row_f32(&m->emb, r, row);
+        CHECK(memcmp(row, p.emb + (size_t)r * tiny.H, tiny.H * sizeof(float)) == 0);
+    }
+    for (int l = 0; l < tiny.L; l++)
+        for (int r = 0; r < 48; r++) {
+            kern_row_f32(&m->layer[l].w_hh, r, row);
+            CHECK(memcmp(row, p.layer[l].w_hh + r * 16, 16 * sizeof(float)) == 0);
+            CHECK(m->layer[l].b_ih[r] == p.layer[l].b_ih[r]);
+        }
+    CHECK(memcmp(m->norm, p.norm, 16 * sizeof(float)) == 0);
+    /* the f16 model steps like an f32 model over the rounded weights */
+    model *m32;
+    CHECK(model_from_params(&tiny, r16, NULL, &m32) == LAYA_OK);
+    float *s1 = calloc(model_state_floats(&tiny), sizeof(float));
+    float *s2 = calloc(model_state_floats(&tiny), sizeof(float));
+    float *sc = malloc(model_scratch_floats(&tiny) * sizeof(float)), y1[64], y2[64];
+    model_state a, c2;
+    model_state_init(&tiny, &a, s1);
+    model_state_init(&tiny, &c2, s2);
+    for (int t = 0; t < 12; t++) {
+        model_step(m, &a, (int32_t)(t * 41 % tiny.V), sc, y1);
+        model_step(m32, &c2, (int32_t)(t * 41 % tiny.V), sc, y2);
+        for (int i = 0; i < tiny.H; i++) CHECK_NEAR(y1[i], y2[i], 1e-5, 1e-5);
+    }
+    model_free(m32);
+    model_free(m);
+    free(r16);
+    free(s1);
+    free(s2);
+    free(sc);
+    free(b.p);
+}
+
+TEST(model_file_save_is_deterministic) {
+    bytes a = valid_file(QT_F16, "a.safetensors"), b = valid_file(QT_F16, "b.safetensors");
+    CHECK(a.n > 0 && a.n == b.n && memcmp(a.p, b.p, a.n) == 0);
+    free(a.p);
+    free(b.p);
+}
+
+TEST(model_file_save_refuses_bad_input) {
+    snprintf(dir, sizeof dir, "%s", test_tmpdir());
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    size_t tn;
+    uint8_t *tb = tok_blob(tiny.V, &tn);
+    float *p = random_params(&tiny);
+    err[0] = 0;
+    CHECK(model_save(path, &tiny, p, QT_F32, tb, tn, "{\"dtype\":\"x\"}", err, sizeof err) == LAYA_ERR_ARG);
+    CHECK(strstr(err, "reserved"));
+    CHECK(model_save(path, &tiny, p, QT_F32, tb, tn, "[1]", err, sizeof err) == LAYA_ERR_ARG);
+    CHECK(model_save(path, &tiny, p, QT_F32, tb, tn, "{\"a\":{}}", err, sizeof err) == LAYA_ERR_ARG);
+    CHECK(model_save(path, &tiny, p, QT_Q8, tb, tn, NULL, err, sizeof err) == LAYA_ERR_UNSUPPORTED);
+    CHECK(model_save(path, &tiny, p, QT_F32, NULL, 0, NULL, err, sizeof err) == LAYA_ERR_ARG);
+    model_params mp;
+    model_params_point(&tiny, p, &mp);
+    mp.layer[1].wv[3] = NAN;
+    CHECK(model_save(path, &tiny, p, QT_F32, tb, tn, NULL, err, sizeof err) == LAYA_ERR_ARG);
+    CHECK(strstr(err, "l1.wv"));
+    mp.layer[1].wv[3] = 70000.0f;  /* fine in f32, infinite in f16 */
+    CHECK(model_save(path, &tiny, p, QT_F16, tb, tn, NULL, err, sizeof err) == LAYA_ERR_ARG);
+    CHECK(model_save(path, &tiny, p, QT_F32, tb, tn, NULL, err, sizeof err) == LAYA_OK);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/no/such/dir/x.safetensors", dir);
+    CHECK(model_save(path, &tiny, p, QT_F32, tb, tn, NULL, err, sizeof err) == LAYA_ERR_IO);
+    free(tb);
+    free(p);
+}
+
+TEST(model_file_refuses_truncated) {
+    bytes b = valid_file(QT_F32, "t.safetensors");
+    size_t hl = 8 + (size_t)hdr_len(b);
+    const size_t cuts[] = {0, 1, 7, 8, 9, 100, hl - 1, hl, hl + 1, hl + 1000, b.n / 2, b.n - 100, b.n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        bytes c = copy_of(b);
+        c.n = cuts[i];
+        char what[64];
+        snprintf(what, sizeof what, "truncated to %zu of %zu", cuts[i], b.n);
+        CHECKF(refused(c, NULL, what), "%s", what);
+    }
+    free(b.p);
+}
+
+static void set_hdr_len(bytes b, uint64_t n) {
+    for (int i = 0; i < 8; i++) b.p[i] = (uint8_t)(n >> (8 * i));
+}
+
+TEST(model_file_refuses_bad_header) {
+    bytes b = valid_file(QT_F32, "h.safetensors");
+    uint64_t hl = hdr_len(b);
+    bytes c = copy_of(b);
+    set_hdr_len(c, UINT64_C(1) << 40);
+    CHECK(refused(c, "exceeds", "header length 2^40"));
+    c = copy_of(b);
+    set_hdr_len(c, 17u << 20);
+    CHECK(refused(c, "exceeds", "header length 17 MiB"));
+    c = copy_of(b);
+    set_hdr_len(c, b.n);
+    CHECK(refused(c, "does not fit", "header length = file size"));
+    c = copy_of(b);
+    set_hdr_len(c, 0);
+    CHECK(refused(c, NULL, "header length 0"));
+    c = copy_of(b);
+    set_hdr_len(c, hl / 2);
+    CHECK(refused(c, "JSON", "header cut in half"));
+    c = copy_of(b);
+    c.p[8] = 'x';
+    CHECK(refused(c, "JSON", "garbage JSON"));
+    c = copy_of(b);
+    c.p[8 + hl / 3] = 0;
+    CHECK(refused(c, "JSON", "NUL in the header"));
+    c = copy_of(b);
+    memset(c.p + 8, ' ', hl);
+    memcpy(c.p + 8, "[1,2,3]", 7);
+    CHECK(refused(c, "not a JSON object", "array header"));
+    c = copy_of(b);  /* a duplicate key, spliced in at the front */
+    memcpy(c.p + 8, "{\"norm\":1,\"norm\":2,", 19);
+    CHECK(refused(c, "JSON", "duplicate key"));
+    free(b.p);
+}
+
+/* Mutates the tensor entry `name` (or __metadata__) through fn and checks the
+ * refusal mentions `want`. */
+typedef void (*mutate_fn)(json_t *entry);
+static int refused_entry(bytes b, const char *name, mutate_fn fn, int fix_sha, const char *want) {
+    json_t *h = header(b);
+    fn(json_object_get(h, name));
+    bytes c = with_header(b, h, fix_sha, 0);
+    json_decref(h);
+    return refused(c, want, name);
+}
+
+static void dtype_i32(json_t *e) { json_object_set_new(e, "dtype", json_string("I32")); }
+static void dtype_f16(json_t *e) { json_object_set_new(e, "dtype", json_string("F16")); }
+static void dtype_bogus(json_t *e) { json_object_set_new(e, "dtype", json_string("Q3_K")); }
+static void shape_swap(json_t *e) {  /* (D, H) -> (H, D): same size, wrong shape */
+    json_t *s = json_object_get(e, "shape");
+    json_t *a = json_incref(json_array_get(s, 0)), *b2 = json_incref(json_array_get(s, 1));
+    json_array_set_new(s, 0, b2);
+    json_array_set_new(s, 1, a);
+}
+static void shape_minus1(json_t *e) {
+    json_t *s = json_object_get(e, "shape");
+    json_array_set_new(s, 0, json_integer(json_integer_value(json_array_get(s, 0)) - 1));
+}
+static void shape_3d(json_t *e) { json_array_append_new(json_object_get(e, "shape"), json_integer(1)); }
+static void shape_neg(json_t *e) { json_array_set_new(json_object_get(e, "shape"), 0, json_integer(-8)); }
+static void shape_str(json_t *e) { json_array_set_new(json_object_get(e, "shape"), 0, json_string("8")); }
+static void extra_member(json_t *e) { json_object_set_new(e, "scale", json_real(1.0)); }
+static void offs_short(json_t *e) { json_array_remove(json_object_get(e, "data_offsets"), 1); }
+static void offs_plus2(json_t *e) {  /* misaligned and overlapping the next one */
+    json_t *o = json_object_get(e, "data_offsets");
+    for (int i = 0; i < 2; i++)
+        json_array_set_new(o, (size_t)i, json_integer(json_integer_value(json_array_get(o, (size_t)i)) + 2));
+}
+static void offs_beyond(json_t *e) {
+    json_t *o = json_object_get(e, "data_offsets");
+    json_array_set_new(o, 1, json_integer(json_integer_value(json_array_get(o, 1)) + (1 << 20)));
+}
+static void offs_reversed(json_t *e) {
+    json_t *o = json_object_get(e, "data_offsets");
+    json_t *a = json_incref(json_array_get(o, 0)), *b2 = json_incref(json_array_get(o, 1));
+    json_array_set_new(o, 0, b2);
+    json_array_set_new(o, 1, a);
+}
+static void meta_v_big(json_t *m) { json_object_set_new(m, "V", json_string("70000")); }
+static void meta_v_301(json_t *m) { json_object_set_new(m, "V", json_string("301")); }
+static void meta_h_text(json_t *m) { json_object_set_new(m, "H", json_string("16abc")); }
+static void meta_h_plus(json_t *m) { json_object_set_new(m, "H", json_string("+16")); }
+static void meta_w_big(json_t *m) { json_object_set_new(m, "W", json_string("17")); }
+static void meta_l_zero(json_t *m) { json_object_set_new(m, "L", json_string("0")); }
+static void meta_no_d(json_t *m) { json_object_del(m, "D"); }
+static void meta_format(json_t *m) { json_object_set_new(m, "format", json_string("gguf")); }
+static void meta_no_format(json_t *m) { json_object_del(m, "format"); }
+static void meta_version(json_t *m) { json_object_set_new(m, "format_version", json_string("2")); }
+static void meta_dtype(json_t *m) { json_object_set_new(m, "dtype", json_string("F16")); }
+static void meta_number(json_t *m) { json_object_set_new(m, "steps", json_integer(1200)); }
+static void meta_no_sum(json_t *m) { json_object_del(m, "data_sha256"); }
+static void meta_bad_sum(json_t *m) {
+    json_object_set_new(m, "data_sha256", json_string("0000000000000000000000000000000000000000000000000000000000000000"));
+}
+static void meta_tok_sum(json_t *m) {
+    json_object_set_new(m, "tokenizer_sha256", json_string("00"));
+}
+
+TEST(model_file_refuses_bad_tensor_entries) {
+    bytes b = valid_file(QT_F32, "e.safetensors");
+    CHECK(refused_entry(b, "l0.w_ih", dtype_i32, 1, "l0.w_ih: dtype I32"));
+    CHECK(refused_entry(b, "l0.wq", dtype_f16, 1, "l0.wq: 512 bytes in data_offsets"));
+    CHECK(refused_entry(b, "emb", dtype_bogus, 1, "unknown dtype"));
+    CHECK(refused_entry(b, "l1.wk", shape_swap, 1, "l1.wk: shape"));
+    CHECK(refused_entry(b, "norm", shape_3d, 1, "norm"));
+    CHECK(refused_entry(b, "l0.wo", shape_neg, 1, "l0.wo: shape[0]"));
+    CHECK(refused_entry(b, "l0.wo", shape_str, 1, "l0.wo: shape[0]"));
+    CHECK(refused_entry(b, "l1.b_hh", extra_member, 1, "unexpected member"));
+    CHECK(refused_entry(b, "l1.b_hh", offs_short, 1, "l1.b_hh: data_offsets"));
+    CHECK(refused_entry(b, "l0.b_hh", offs_plus2, 1, "misaligned"));
+    CHECK(refused_entry(b, "norm", offs_beyond, 1, "norm: data_offsets"));
+    CHECK(refused_entry(b, "l0.wq", offs_reversed, 1, "l0.wq: data_offsets"));
+    CHECK(refused_entry(b, "tokenizer", shape_minus1, 1, "tokenizer: 344 bytes in data_offsets"));
+    free(b.p);
+}
+
+TEST(model_file_refuses_bad_metadata) {
+    bytes b = valid_file(QT_F32, "md.safetensors");
+    CHECK(refused_entry(b, "__metadata__", meta_v_big, 1, "V=70000"));
+    CHECK(refused_entry(b, "__metadata__", meta_v_301, 1, "emb: shape"));
+    CHECK(refused_entry(b, "__metadata__", meta_h_text, 1, "\"H\""));
+    CHECK(refused_entry(b, "__metadata__", meta_h_plus, 1, "\"H\""));
+    CHECK(refused_entry(b, "__metadata__", meta_w_big, 1, "W=17"));
+    CHECK(refused_entry(b, "__metadata__", meta_l_zero, 1, "L=0"));
+    CHECK(refused_entry(b, "__metadata__", meta_no_d, 1, "\"D\""));
+    CHECK(refused_entry(b, "__metadata__", meta_format, 1, "format"));
+    CHECK(refused_entry(b, "__metadata__", meta_no_format, 1, "not a Laya model"));
+    CHECK(refused_entry(b, "__metadata__", meta_version, 1, "format_version"));
+    CHECK(refused_entry(b, "__metadata__", meta_dtype, 1, "dtype F32, expected F16"));
+    CHECK(refused_entry(b, "__metadata__", meta_number, 1, "not a string"));
+    CHECK(refused_entry(b, "__metadata__", meta_no_sum, 0, "data_sha256"));
+    CHECK(refused_entry(b, "__metadata__", meta_bad_sum, 0, "checksum mismatch"));
+    CHECK(refused_entry(b, "__metadata__", meta_tok_sum, 1, "tokenizer_sha256"));
+    free(b.p);
+}
+
+TEST(model_file_refuses_wrong_tensor_set) {
+    bytes b = valid_file(QT_F32, "s.safetensors");
+    json_t *h = header(b);  /* renamed: norm missing, "norx" unknown */
+    json_object_set(h, "norx", json_object_get(h, "norm"));
+    json_object_del(h, "norm");
+    CHECK(refused(with_header(b, h, 1, 0), "missing tensor norm", "renamed tensor"));
+    json_decref(h);
+    h = header(b);  /* an extra, empty tensor: tiles fine, but unknown */
+    json_t *e = json_pack("{s:s, s:[i], s:[i,i]}", "dtype", "F32", "shape", 0, "data_offsets", 0, 0);
+    json_object_set_new(h, "l7.extra", e);
+    CHECK(refused(with_header(b, h, 1, 0), "unknown tensor \"l7.extra\"", "extra tensor"));
+    json_decref(h);
+    h = header(b);  /* wk over wq's bytes: overlap (and a gap) */
+    json_object_set(json_object_get(h, "l0.wk"), "data_offsets",
+                    json_object_get(json_object_get(h, "l0.wq"), "data_offsets"));
+    CHECK(refused(with_header(b, h, 1, 0), "overlap", "overlapping offsets"));
+    json_decref(h);
+    h = header(b);  /* the tokenizer entry dropped: its bytes are left over */
+    json_object_del(h, "tokenizer");
+    CHECK(refused(with_header(b, h, 1, 0), "after the last tensor", "trailing bytes"));
+    json_decref(h);
+    h = header(b);  /* data section shifted by 2 bytes: every F32 misaligned */
+    CHECK(refused(with_header(b, h, 1, 2), "misaligned", "shifted data"));
+    json_decref(h);
+    free(b.p);
+}
+
+static void put_f32(bytes b, size_t at, float v) { memcpy(b.p + at, &v, 4); }
+
+TEST(model_file_refuses_bad_data) {
+    bytes b = valid_file(QT_F32, "d.safetensors");
+    json_t *h;
+    bytes c = copy_of(b);  /* one flipped bit in a weight */
+    c.p[tensor_begin(b, "l1.w_ih") + 77] ^= 0x10;
+    CHECK(refused(c, "checksum mismatch", "flipped bit"));
+    c = copy_of(b);  /* NaN in a weight, checksum redone: the value check */
+    put_f32(c, tensor_begin(b, "l1.w_hh") + 4 * 5, NAN);
+    h = header(c);
+    CHECK(refused(with_header(c, h, 1, 0), "l1.w_hh: element 5", "NaN weight"));
+    json_decref(h);
+    free(c.p);
+    c = copy_of(b);
+    put_f32(c, tensor_begin(b, "norm") + 4 * 15, -INFINITY);
+    h = header(c);
+    CHECK(refused(with_header(c, h, 1, 0), "norm: element 15", "Inf weight"));
+    json_decref(h);
+    free(c.p);
+    c = copy_of(b);  /* corrupt tokenizer, both checksums redone: tok_load's refusal */
+    size_t tk = tensor_begin(b, "tokenizer");
+    c.p[tk] = 'X';
+    h = header(c);
+    char hex[65];
+    st_sha256_hex(c.p + tk, c.n - tk, hex);
+    json_object_set_new(json_object_get(h, "__metadata__"), "tokenizer_sha256", json_string(hex));
+    CHECK(refused(with_header(c, h, 1, 0), "tensor tokenizer:", "corrupt tokenizer"));
+    json_decref(h);
+    free(c.p);
+    free(b.p);
+
+    b = valid_file(QT_F16, "d16.safetensors");  /* f16: +Inf is 0x7C00 */
+    c = copy_of(b);
+    c.p[tensor_begin(b, "emb") + 2 * 33] = 0x00;
+    c.p[tensor_begin(b, "emb") + 2 * 33 + 1] = 0x7C;
+    h = header(c);
+    CHECK(refused(with_header(c, h, 1, 0), "emb: element 33", "f16 Inf"));
+    json_decref(h);
+    free(c.p);
+    free(b.p);
+}
+
+TEST(model_file_refuses_other_files) {
+    snprintf(dir, sizeof dir, "%s", test_tmpdir());
+    char err[256] = "";
+    model *m;
+    CHECK(model_load("/nonexistent/model.safetensors", &m, err, sizeof err) == LAYA_ERR_IO && m == NULL);
+    CHECK(strstr(err, "cannot open"));
+    CHECK(model_load(dir, &m, err, sizeof err) == LAYA_ERR_IO);
+    bytes c = {malloc(3), 3};
+    memcpy(c.p, "abc", 3);
+    CHECK(refused(c, "too short", "3-byte file"));
+}
+
+/* Random corruption of the header and random truncation: whatever happens,
+ * no crash, and any refusal explains itself. A byte flipped inside a
+ * provenance string can leave a valid file, so OK is allowed here. */
+TEST(model_file_fuzz_header) {
+    bytes b = valid_file(QT_F16, "f.safetensors");
+    size_t hl = 8 + (size_t)hdr_len(b);
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/fuzz.safetensors", dir);
+    int refused_n = 0;
+    for (int i = 0; i < 300; i++) {
+        bytes c = copy_of(b);
+        int flips = 1 + i % 4;
+        for (int k = 0; k < flips; k++) {
+            size_t at = (size_t)((frand() + 1.0f) * 0.5f * (float)hl) % hl;
+            c.p[at] = (uint8_t)((frand() + 1.0f) * 128.0f);
+        }
+        if (i % 5 == 0) c.n = (size_t)((frand() + 1.0f) * 0.5f * (float)c.n);
+        write_file(path, c.p, c.n);
+        err[0] = 0;
+        model *m;
+        laya_status st = model_load(path, &m, err, sizeof err);
+        if (st == LAYA_OK) model_free(m);
+        else {
+            CHECKF(strlen(err) > 0 && m == NULL, "iteration %d: status %d with no message", i, st);
+            refused_n++;
+        }
+        free(c.p);
+    }
+    CHECK(refused_n > 250);
+    free(b.p);
+}
