@@ -94,7 +94,8 @@ void train_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *
     for (int k0 = 0; k0 < K; k0 += KC) {
         int kc = K - k0 < KC ? K - k0 : KC;
         float b_eff = k0 == 0 ? beta : 1.0f;
-#pragma omp parallel
+        /* Small products (the tests' tiny models) are not worth a team. */
+#pragma omp parallel if ((double)M * N * kc > 65536.0)
         {
 #pragma omp for schedule(static)
             for (int p = 0; p < npan; p++) {
