@@ -90,3 +90,17 @@ SIM_SRC = $(sort $(wildcard src/sim/*.c))
 SIM_OBJ = $(SIM_SRC:%.c=$(BUILD)/%.o)
 $(BUILD)/liblaya.a: $(SIM_OBJ)
 -include $(SIM_OBJ:.o=.d)
+
+PRESAGE_ADAPTER = peers/presage/laya-presage
+$(PRESAGE_ADAPTER): peers/presage/laya-presage.c
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lpresage -ljansson
+
+.PHONY: bench-peers presage-deps
+presage-deps:
+	@dpkg -s presage libpresage-dev libpresage-data >/dev/null 2>&1 || \
+	  { apt-get update && apt-get install -y presage libpresage-dev libpresage-data; }
+
+# TEXT=... (default data/corpus/en/valid.txt), CHARS=4000: see peers/bench.sh
+bench-peers: presage-deps $(BUILD)/laya
+	$(MAKE) $(PRESAGE_ADAPTER)
+	LAYA=$(BUILD)/laya OUT=$(BUILD)/peers sh peers/bench.sh

@@ -1,0 +1,72 @@
+#!/bin/sh
+# peers/bench.sh - `make bench-peers`: Laya and Presage measured by the same
+# harness (`laya eval`), the same simulated typist and the same text, in one
+# run, then printed side by side.
+#   TEXT   the English text (default data/corpus/en/valid.txt; if absent, the
+#          Debian Manifesto from Debian's doc-debian package, reflowed to
+#          one line per paragraph: not a training source, not reserved)
+#   CHARS  characters typed (--max-chars; default 4000)
+#   LAYA   the laya binary (default build/laya)
+# Laya is skipped, with a note, when it has no model or no `serve`.
+set -u
+cd "$(dirname "$0")/.."
+LAYA=${LAYA:-build/laya}
+CHARS=${CHARS:-4000}
+TEXT=${TEXT:-data/corpus/en/valid.txt}
+OUT=${OUT:-build/peers}
+mkdir -p "$OUT"
+if [ ! -s "$TEXT" ]; then
+    echo "bench-peers: $TEXT not found (make corpus builds it); using the Debian Manifesto" >&2
+    if [ ! -s "$OUT/manifesto.txt" ]; then
+        (cd "$OUT" && rm -rf doc-debian && mkdir doc-debian && cd doc-debian &&
+            apt-get download doc-debian >/dev/null && dpkg-deb -x doc-debian_*.deb x) ||
+            { echo "bench-peers: cannot fetch doc-debian" >&2; exit 1; }
+        # paragraphs are separated by blank lines: join their wrapped lines,
+        # drop the ***/=== rules, one space between words, skip the preface
+        zcat "$OUT"/doc-debian/x/usr/share/doc/debian/debian-manifesto.gz |
+            awk '{ gsub(/[*=][*=][*=]+/, ""); gsub(/[ \t]+/, " "); sub(/^ /, ""); sub(/ $/, "") }
+                 $0 != "" { p = p (p ? " " : "") $0; next }
+                 p { print p; p = "" } END { if (p) print p }' |
+            sed -n '/^The Debian Linux Manifesto/,$p' >"$OUT/manifesto.txt"
+    fi
+    TEXT=$OUT/manifesto.txt
+fi
+
+run() {   # run NAME EVAL-ARGS...: writes $OUT/NAME.json, or notes why not
+    name=$1; shift
+    echo "bench-peers: $name: $LAYA eval $TEXT --max-chars $CHARS --json $*" >&2
+    if ! "$LAYA" eval "$TEXT" --max-chars "$CHARS" --json "$@" >"$OUT/$name.json" 2>"$OUT/$name.err"; then
+        tail -n 3 "$OUT/$name.err" >&2
+        rm -f "$OUT/$name.json"
+    fi
+}
+run laya
+run presage-learning --engine "peers/presage/laya-presage"
+run presage-static --engine "peers/presage/laya-presage --static"
+
+python3 - "$OUT" "$TEXT" "$CHARS" <<'EOF'
+import json, os, sys
+out, text, chars = sys.argv[1:4]
+print("text: %s (first %s characters)" % (text, chars))
+head = "%-18s %7s %7s %7s %7s %7s %9s %9s %9s %9s %8s" % (
+    "engine", "KSR@3", "KSR@1", "prec@3", "next@1", "next@3",
+    "us p50", "us p99", "rtt p50", "rtt p99", "cold ms")
+print(head)
+f = lambda x, s="%.3f": "n/a" if x is None else s % x
+for name in ("laya", "presage-learning", "presage-static"):
+    p = os.path.join(out, name + ".json")
+    if not os.path.exists(p):
+        print("%-18s (not measured: see %s)" % (name, os.path.join(out, name + ".err")))
+        continue
+    j = json.load(open(p))
+    t = j["texts"][0]
+    ps = {q["k"]: q for q in t["passes"]}
+    nw = t["next_word"] or {}
+    lat = j["latency"]
+    eu, rt, cs = lat["engine_us"] or {}, lat["rtt_us"] or {}, lat["cold_start_ms"] or {}
+    print("%-18s %7s %7s %7s %7s %7s %9s %9s %9s %9s %8s" % (
+        name, f(ps.get(3, {}).get("ksr")), f(ps.get(1, {}).get("ksr")),
+        f(ps.get(3, {}).get("precision")), f(nw.get("top1")), f(nw.get("topk")),
+        f(eu.get("p50"), "%.0f"), f(eu.get("p99"), "%.0f"), f(rt.get("p50"), "%.0f"),
+        f(rt.get("p99"), "%.0f"), f(cs.get("p50"), "%.0f")))
+EOF
