@@ -1,0 +1,71 @@
+/* bench_train.c - trainer throughput: tokens per second of a full step
+ * (forward, backward, clipping, AdamW) for the base training shape, and the
+ * sgemm rate of its biggest product (the tied logits) against the same
+ * product's FLOP count, so the step time can be read against the machine. */
+#include "bench.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/train.h"
+#include "train/train_ops.h"
+
+BENCH(bench_train_step) {
+    model_cfg cfg = {.V = 8192, .H = 256, .D = 64, .L = 3, .W = 5};
+    int B = 16, T = 64, N = B * T;
+    size_t np = model_n_params(&cfg);
+    float *p = malloc(np * 4), *g = malloc(np * 4), *m = calloc(np, 4), *v = calloc(np, 4);
+    float *state = calloc((size_t)cfg.L * B * cfg.H, 4);
+    int32_t *toks = malloc(sizeof(int32_t) * B * (T + 1));
+    for (int i = 0; i < B * (T + 1); i++) toks[i] = (int32_t)((i * 2654435761u) % 8192u);
+    train_init_params(&cfg, p, 1);
+    train_model tm;
+    char err[256];
+    if (train_model_init(&tm, &cfg, B, T, 0.1f, err, sizeof err) != LAYA_OK) {
+        printf("init failed: %s\n", err);
+        return;
+    }
+    train_adamw o = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = 0.1f};
+    double tf = 0, tb = 0, to = 0;
+    int steps = 6;
+    for (int s = 0; s <= steps; s++) {
+        double t0 = bench_now();
+        memset(g, 0, np * 4);
+        train_forward(&tm, p, toks, B, state, 1, 1, (uint64_t)s);
+        double t1 = bench_now();
+        train_backward(&tm, p, g);
+        double t2 = bench_now();
+        train_clip_grads(g, np, 1.0f);
+        train_adamw_step(&cfg, &o, 1e-3f, s + 1, p, g, m, v);
+        double t3 = bench_now();
+        if (s == 0) continue; /* warm-up: page faults, thread start */
+        tf += t1 - t0;
+        tb += t2 - t1;
+        to += t3 - t2;
+    }
+    double step = (tf + tb + to) / steps;
+    printf("V=8192 H=256 D=64 L=3 W=5 B=%d T=%d, %zu params, %d threads\n", B, T, np, omp_get_max_threads());
+    printf("  %-10s %10s\n", "phase", "ms/step");
+    printf("  %-10s %10.1f\n  %-10s %10.1f\n  %-10s %10.1f\n", "forward", 1e3 * tf / steps, "backward",
+           1e3 * tb / steps, "optimizer", 1e3 * to / steps);
+    printf("  %-10s %10.1f   -> %.0f tokens/s\n", "step", 1e3 * step, N / step);
+
+    /* The logits product alone: (N,H) x (H,V). */
+    float *lg = malloc((size_t)N * cfg.V * 4);
+    train_sgemm(0, 1, N, cfg.V, cfg.H, 1.0f, tm.y, cfg.H, p, cfg.H, 0.0f, lg, cfg.V);
+    double t0 = bench_now();
+    int reps = 5;
+    for (int r = 0; r < reps; r++) train_sgemm(0, 1, N, cfg.V, cfg.H, 1.0f, tm.y, cfg.H, p, cfg.H, 0.0f, lg, cfg.V);
+    double dt = (bench_now() - t0) / reps;
+    printf("  sgemm %dx%dx%d: %.1f ms, %.1f GFLOP/s\n", N, cfg.V, cfg.H, 1e3 * dt, 2.0 * N * cfg.V * cfg.H / dt / 1e9);
+    train_model_free(&tm);
+    free(lg);
+    free(p);
+    free(g);
+    free(m);
+    free(v);
+    free(state);
+    free(toks);
+}
