@@ -293,12 +293,14 @@ def source_text(src, archive, cache, name):
 # weighting and split
 
 def blocks_of(lines):
-    """Contiguous blocks of about BLOCK_BYTES."""
+    """Contiguous blocks of about BLOCK_BYTES (smaller for a small source, so
+    that even it has a dozen blocks to draw valid text from)."""
+    size = max(256, min(BLOCK_BYTES, nbytes(lines) // 16))
     out, cur, n = [], [], 0
     for l in lines:
         cur.append(l)
         n += len(l.encode('utf-8')) + 1
-        if n >= BLOCK_BYTES:
+        if n >= size:
             out.append(cur)
             cur, n = [], 0
     if cur:
@@ -330,9 +332,9 @@ def plan(entries, lang):
         keep = min(w, 1.0)
         e['kept'] = [i for i in range(len(e['blocks']))
                      if h64('keep', e['src']['name'], i) < keep]
-        if not e['kept'] and e['blocks']:
-            e['kept'] = [min(range(len(e['blocks'])),
-                             key=lambda i: h64('keep', e['src']['name'], i))]
+        if len(e['kept']) < 2 and len(e['blocks']) >= 2:    # room for a valid block
+            e['kept'] = sorted(sorted(range(len(e['blocks'])),
+                                      key=lambda i: h64('keep', e['src']['name'], i))[:2])
     total = sum(nbytes(e['blocks'][i]) for e in entries for i in e['kept'])
     vfrac = min(0.5, 1.2 * VALID_MIN[lang] / max(1, total))
     while True:

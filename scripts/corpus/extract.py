@@ -628,6 +628,7 @@ def gcide_defs(path, **_):
                 p = re.sub(r'^.*?\\[^\\]*\\\s*(\([^)]*\))?[^.]*\.(\s*\[[^\]]*\])?', '', p, count=1)
             p = re.sub(r'^\s*(\d+\.|\([a-z]\))\s*', '', p)
             p = re.sub(r'\s*\((\w+\.\s*)+\)\s*', ' ', p)
+            p = re.sub(r'\s--\s[\w`*"\'-]+, [a-z]+\.$', '', p)   # derived-form tails
             p = re.sub(r'\s+', ' ', p).strip(' -')
             if len(p.split()) >= 4 and not p.startswith('Syn:'):
                 out.append(p)
@@ -977,6 +978,7 @@ _CODE_START = re.compile(
     r'^(\$ |# |#include|#define|#!|>>>|\.\.\.\s|def |class \w+[(:]|import |from \w+ import|'
     r'return\b|if \(|for \(|while \(|static |struct \w+ \{|typedef |void |int \w+\(|'
     r'sudo |apt(-get)? |echo |export |\w+=\S|<\?|</?\w+[ >/]|\{|\}|//|/\*|\*/|@@|[-+]{3} )')
+_EMAIL = re.compile(r'[\w.+-]+@[\w-]+\.[\w.-]+')
 _SYMBOLS = set('{}[]<>=;|\\/_*#$@^~`')
 
 
@@ -1000,6 +1002,8 @@ def clean_line(s, lang='en'):
         return ''
     if s.count('  ') or s.count('\t'):
         return ''
+    if _EMAIL.search(s) or re.match(r'^:[^:\s][^:]*:', s):
+        return ''              # credits/addresses, field lists, jargon headword lines
     if lang == 'en' and n < 12 and ' ' not in s:
         return ''              # lone words: menu labels, headings
     if re.search(r'\(\);?$|;$|\)\s*\{$|^\w+\(.*\)$', s):

@@ -339,7 +339,8 @@ def clean_line_normalizes_and_drops_code_markup_tables():
     eq(X.clean_line('Cafe\u0301  au\tlait,\u00a0please.'), 'Café au lait, please.')
     for bad in ['int main(void) {', '$ sudo apt-get install foo', '<div class="x">',
                 '| a | b | c |', '#include <stdio.h>', 'x = foo(bar);', '----- ----- -----',
-                '>>> print(1)', '12 345 678', 'Heading']:
+                '>>> print(1)', '12 345 678', 'Heading', ':grind crank: n., //',
+                'Patrick Cassidy pc@worldsoul.org 735 Belvidere Ave.']:
         eq((bad, X.clean_line(bad)), (bad, ''))
     eq(X.clean_line('\x1b[33m作者：杜甫\x1b[m', 'zh'), '作者：杜甫')
     eq(X.clean_line('only English here', 'zh'), '')
@@ -432,7 +433,8 @@ def split_valid_from_every_source_weights_and_caps():
     B.VALID_MIN['en'] = 20000
     try:
         es = [mk_entry('big', 200, 1.0), mk_entry('tiny', 2, 1.0), mk_entry('down', 100, 0.25),
-              mk_entry('up', 20, 2.0), mk_entry('poetry', 400, 1.0, max_share=0.3)]
+              mk_entry('up', 20, 2.0), mk_entry('poetry', 400, 1.0, max_share=0.3),
+              mk_entry('small-down', 1, 0.5)]
         train, valid, vfrac = B.plan(es, 'en')
     finally:
         B.VALID_MIN.update(old)
@@ -442,7 +444,8 @@ def split_valid_from_every_source_weights_and_caps():
         vb[e['src']['name']] = vb.get(e['src']['name'], 0) + B.nbytes(blk)
     for _k, blk, e in train:
         tb[e['src']['name']] = tb.get(e['src']['name'], 0) + B.nbytes(blk)
-    eq(sorted(vb), ['big', 'down', 'poetry', 'tiny', 'up'])
+    eq(sorted(vb), ['big', 'down', 'poetry', 'small-down', 'tiny', 'up'])
+    assert 'small-down' in tb
     assert sum(vb.values()) >= 20000
     down = es[2]
     assert 0.15 < len(down['kept']) / len(down['blocks']) < 0.35, len(down['kept'])
