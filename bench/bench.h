@@ -1,4 +1,4 @@
-/* bench.h - benchmark registration: BENCH(name) { ... } in any bench/*.c;
+/* bench.h - benchmark registration: BENCH(name) { ... } in any bench file;
  * `laya_bench [substring]` runs them in order and each prints its own short
  * table. Benchmarks report; they never assert timings. */
 #ifndef LAYA_BENCH_H

@@ -55,9 +55,9 @@ const char *test_tmpdir(void) {
 }
 
 static int cmp_tests(const void *a, const void *b) {
-    const char *fa = ((const typeof(tests[0]) *)a)->file, *fb = ((const typeof(tests[0]) *)b)->file;
+    const char *fa = ((const __typeof__(tests[0]) *)a)->file, *fb = ((const __typeof__(tests[0]) *)b)->file;
     int c = strcmp(fa, fb);
-    return c ? c : strcmp(((const typeof(tests[0]) *)a)->name, ((const typeof(tests[0]) *)b)->name);
+    return c ? c : strcmp(((const __typeof__(tests[0]) *)a)->name, ((const __typeof__(tests[0]) *)b)->name);
 }
 
 int main(int argc, char **argv) {
