@@ -237,14 +237,17 @@ void laya_session_free(laya_session *s) {
 }
 
 /* The final chunk boundary of T[0..p): the offset before which the encoding
- * of T[0..p) is the same for any continuation. Computed from a stable chunk
- * boundary two chunks before p (a pre-tokenizer decides a boundary by looking
- * at most one chunk ahead), so its cost does not grow with the text. */
+ * of T[0..p) is the same for any continuation (tok_tail_start). The
+ * pre-tokenizer's chunks before any of its boundaries do not depend on what
+ * follows, so every stored boundary below the end of T[0..p)'s complete
+ * characters is still a boundary and the query can restart there: its cost
+ * does not grow with the text. One chunk more is kept as a margin. */
 static size_t final_boundary(const laya_session *s, const uint8_t *T, size_t p) {
+    size_t m = p - utf8_incomplete_tail(T, p);
     size_t from = 0;
     int seen = 0;
     for (size_t i = s->n_tok; i-- > 1;) {
-        if (!s->chunk[i] || s->tok_end[i] >= p) continue;
+        if (!s->chunk[i] || s->tok_end[i] >= m) continue;
         if (++seen == 2) { from = s->tok_end[i]; break; }
     }
     return from + tok_tail_start(s->m->tok, T + from, p - from);

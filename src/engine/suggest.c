@@ -97,8 +97,8 @@ static int utf8_ok(const search *q, const uint8_t *gen, int glen, const uint8_t 
                    int need_complete) {
     uint8_t buf[4 + 2 * ENGINE_MAX_GEN];
     memcpy(buf, q->lead, (size_t)q->nlead);
-    memcpy(buf + q->nlead, gen, (size_t)glen);
-    memcpy(buf + q->nlead + glen, add, (size_t)alen);
+    if (glen) memcpy(buf + q->nlead, gen, (size_t)glen);
+    if (alen) memcpy(buf + q->nlead + glen, add, (size_t)alen);
     int r = utf8_check(buf, (size_t)(q->nlead + glen + alen));
     return need_complete ? r == 0 : r >= 0;
 }
