@@ -1,0 +1,262 @@
+/* test_engine.c - sessions: diffed contexts and checkpoints against fresh
+ * sessions, the O(1) keystroke claims, the window, hostile arguments. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/utf8.h"
+#include "test.h"
+#include "test_engine_util.h"
+
+TEST(engine_utf8) {
+    const uint8_t ok[] = "a\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80";
+    CHECK(utf8_valid(ok, sizeof ok - 1));
+    CHECK(utf8_count(ok, sizeof ok - 1) == 4);
+    CHECK(utf8_check(ok, sizeof ok - 2) == 1);            /* emoji missing 1 byte */
+    CHECK(utf8_incomplete_tail(ok, sizeof ok - 2) == 3);
+    CHECK(utf8_incomplete_tail(ok, sizeof ok - 1) == 0);
+    CHECK(utf8_prev(ok, sizeof ok - 1) == 6);
+    CHECK(utf8_prev(ok, 6) == 3);
+    CHECK(utf8_prev(ok, 3) == 1);
+    CHECK(utf8_prev(ok, 1) == 0);
+    CHECK(utf8_check((const uint8_t *)"\xc0\x80", 2) == -1);     /* overlong */
+    CHECK(utf8_check((const uint8_t *)"\xed\xa0\x80", 3) == -1); /* surrogate */
+    CHECK(utf8_check((const uint8_t *)"\xf4\x90\x80\x80", 4) == -1);
+    CHECK(utf8_check((const uint8_t *)"\x80", 1) == -1);
+    CHECK(utf8_check((const uint8_t *)"\xe4\xb8", 2) == 1);
+    CHECK(utf8_prev((const uint8_t *)"ab\x80", 3) == 2);          /* stray byte: one char */
+}
+
+static const char *const pieces[] = {
+    "a", "e", "t", "h", " ", " ", "the", " report", ",", ".", "\n", "'s", "12", "3",
+    "我", "们", "订个", "外卖", "。", "，", "  ", "\t", "\xe4", "\xb8\xad", "XQ", "é",
+};
+
+/* Compares s with a fresh session fed its context: tokens exactly, the model
+ * state and output vector to 1e-6; and the stable tokens with the tokenizer's
+ * own encoding of the whole text (they must be a prefix of it). */
+static int same_as_fresh(const laya_model *lm, laya_session *s, const char *text, size_t len) {
+    const model *m = engine_model(lm);
+    laya_session *f = NULL;
+    if (laya_session_new(lm, &f) != LAYA_OK) return 0;
+    laya_status st = laya_session_set_context(f, text, len);
+    size_t n1, n2;
+    const int32_t *t1 = engine_tokens(s, &n1), *t2 = engine_tokens(f, &n2);
+    int ok = st == LAYA_OK && n1 == n2 && !memcmp(t1, t2, n1 * sizeof *t1);
+    if (!ok) {
+        fprintf(stderr, "    tokens differ: %zu vs %zu for %zu bytes:", n1, n2, len);
+        for (size_t i = 0; i < len; i++) fprintf(stderr, " %02x", (uint8_t)text[i]);
+        fprintf(stderr, "\n    incremental:");
+        for (size_t i = 0; i < n1; i++) fprintf(stderr, " %d", t1[i]);
+        fprintf(stderr, "\n    fresh:      ");
+        for (size_t i = 0; i < n2; i++) fprintf(stderr, " %d", t2[i]);
+        fputc('\n', stderr);
+    }
+    const float *y1, *y2;
+    const model_state *a = engine_state(s, &y1), *b = engine_state(f, &y2);
+    size_t nf = model_state_floats(&m->cfg);
+    if (ok && a->n != b->n) ok = 0;
+    for (size_t i = 0; ok && i < nf; i++)
+        if (fabsf(a->h[i] - b->h[i]) > 1e-6f) {
+            fprintf(stderr, "    state[%zu] %g vs %g\n", i, a->h[i], b->h[i]);
+            ok = 0;
+        }
+    for (int i = 0; ok && i < m->cfg.H; i++)
+        if (fabsf(y1[i] - y2[i]) > 1e-6f) ok = 0;
+    if (ok && engine_origin(s) == 0) {
+        int32_t *all = malloc((len + 1) * sizeof *all);
+        size_t na = tok_encode(m->tok, (const uint8_t *)text, len, all, len + 1);
+        ok = na + 1 >= n1 && !memcmp(all, t1 + 1, (n1 - 1) * sizeof *all);
+        if (!ok) fprintf(stderr, "    stable tokens are not a prefix of tok_encode\n");
+        free(all);
+    }
+    laya_session_free(f);
+    return ok;
+}
+
+TEST(engine_edits_match_fresh) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.5f, 7, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    char text[4096];
+    size_t len = 0;
+    uint32_t rng = 12345;
+    int n_pieces = (int)(sizeof pieces / sizeof pieces[0]);
+    for (int step = 0; step < 2000; step++) {
+        int op = (int)(te_rand(&rng) % 100);
+        laya_status st;
+        if (op < 55) {                       /* type one piece */
+            const char *p = pieces[te_rand(&rng) % (uint32_t)n_pieces];
+            size_t n = strlen(p);
+            if (len + n >= sizeof text) { len = 0; st = laya_session_reset(s); }
+            else {
+                memcpy(text + len, p, n);
+                len += n;
+                st = (step & 1) ? laya_session_type(s, p, n) : laya_session_set_context(s, text, len);
+            }
+        } else if (op < 75) {                /* backspace 1..3 characters */
+            size_t k = 1 + te_rand(&rng) % 3;
+            for (size_t i = 0; i < k; i++) len = utf8_prev((const uint8_t *)text, len);
+            st = (step & 1) ? laya_session_set_context(s, text, len) : laya_session_backspace(s, k);
+        } else if (op < 92) {                /* cursor jump: cut anywhere, type something */
+            len = len ? te_rand(&rng) % (uint32_t)len : 0;
+            const char *p = pieces[te_rand(&rng) % (uint32_t)n_pieces];
+            memcpy(text + len, p, strlen(p));
+            len += strlen(p);
+            st = laya_session_set_context(s, text, len);
+        } else if (op < 97) {                /* paste a long piece */
+            for (int i = 0; i < 20 && len + 16 < sizeof text; i++) {
+                const char *p = pieces[te_rand(&rng) % (uint32_t)n_pieces];
+                memcpy(text + len, p, strlen(p));
+                len += strlen(p);
+            }
+            st = laya_session_set_context(s, text, len);
+        } else {                             /* delete everything */
+            len = 0;
+            st = (step & 1) ? laya_session_set_context(s, text, 0) : laya_session_reset(s);
+        }
+        CHECKF(st == LAYA_OK, "step %d: status %d", step, (int)st);
+        CHECKF(same_as_fresh(lm, s, text, len), "step %d (op %d), %zu bytes", step, op, len);
+    }
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+/* A long text fills the ring and makes the sparse checkpoints thin out;
+ * jumps far back must still land on the same state. */
+TEST(engine_long_text_rewinds) {
+    float *params = NULL;
+    laya_model *lm = te_model(300, 12, 4, 1, 5, 0.5f, 3, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    size_t cap = 12000, len = 0;
+    char *text = malloc(cap);
+    while (len + 400 < cap) {
+        size_t n = strlen(te_text) < cap - len ? strlen(te_text) : cap - len;
+        memcpy(text + len, te_text, n);
+        len += n;
+    }
+    CHECK(laya_session_set_context(s, text, len) == LAYA_OK);
+    size_t n_tok;
+    engine_tokens(s, &n_tok);
+    CHECK(n_tok > ENGINE_SPARSE * ENGINE_SPARSE_STEP);
+    uint32_t rng = 99;
+    for (int i = 0; i < 12; i++) {
+        size_t cut = te_rand(&rng) % (uint32_t)len;
+        text[cut] = (char)('a' + te_rand(&rng) % 26);
+        uint64_t before = engine_steps(s);
+        CHECK(laya_session_set_context(s, text, len) == LAYA_OK);
+        CHECKF(same_as_fresh(lm, s, text, len), "edit at %zu", cut);
+        /* A rewind re-reads at most the tokens after the change plus the
+         * spacing of the sparse checkpoints. */
+        size_t n_after;
+        const int32_t *t = engine_tokens(s, &n_after);
+        (void)t;
+        CHECK(engine_steps(s) - before <= n_after);
+    }
+    free(text);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+/* Typing inside a word runs no model step; a finished word costs exactly
+ * its tokens; a backspace inside the tail costs nothing. */
+TEST(engine_keystroke_costs) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.5f, 5, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    CHECK(laya_session_set_context(s, "Thank you for the", 17) == LAYA_OK);
+    uint64_t st0 = engine_steps(s);
+    size_t n0;
+    engine_tokens(s, &n0);
+    CHECK(laya_session_type(s, " rep", 4) == LAYA_OK);
+    CHECK(laya_session_type(s, "o", 1) == LAYA_OK);
+    CHECK(laya_session_backspace(s, 1) == LAYA_OK);
+    CHECK(laya_session_type(s, "or", 2) == LAYA_OK);
+    size_t n1;
+    engine_tokens(s, &n1);
+    /* " the" became stable when the space arrived: its tokens, nothing more. */
+    CHECK(engine_steps(s) - st0 == n1 - n0);
+    uint64_t st1 = engine_steps(s);
+    CHECK(laya_session_type(s, "t", 1) == LAYA_OK);
+    CHECK(engine_steps(s) == st1);
+    CHECK(engine_tail_start(s) == 17);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+TEST(engine_window_bounds_history) {
+    float *params = NULL;
+    laya_model *lm = te_model(300, 8, 4, 1, 2, 0.5f, 11, &params);
+    CHECK(lm);
+    laya_session *s = NULL, *f = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    size_t len = ENGINE_WINDOW + 5000, n = strlen(te_text);
+    char *text = malloc(len);
+    for (size_t i = 0; i < len; i++) text[i] = te_text[i % n];
+    CHECK(laya_session_set_context(s, text, len) == LAYA_OK);
+    size_t o = engine_origin(s);
+    CHECK(o >= len - ENGINE_WINDOW && o < len);
+    CHECK(text[o - 1] == ' ' || text[o - 1] == '\n');
+    /* The session reads exactly what a fresh session fed the window reads. */
+    CHECK(laya_session_new(lm, &f) == LAYA_OK);
+    CHECK(laya_session_set_context(f, text + o, len - o) == LAYA_OK);
+    size_t n1, n2;
+    const int32_t *t1 = engine_tokens(s, &n1), *t2 = engine_tokens(f, &n2);
+    CHECK(n1 == n2 && !memcmp(t1, t2, n1 * sizeof *t1));
+    /* Typing on does not move the window. */
+    CHECK(laya_session_type(s, " more", 5) == LAYA_OK);
+    CHECK(engine_origin(s) == o);
+    free(text);
+    laya_session_free(f);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+TEST(engine_hostile_arguments) {
+    float *params = NULL;
+    laya_model *lm = te_model(300, 8, 4, 1, 2, 0.5f, 1, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(NULL, &s) == LAYA_ERR_ARG);
+    CHECK(laya_session_new(lm, NULL) == LAYA_ERR_ARG);
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    CHECK(laya_session_set_context(NULL, "a", 1) == LAYA_ERR_ARG);
+    CHECK(laya_session_set_context(s, NULL, 3) == LAYA_ERR_ARG);
+    CHECK(laya_session_set_context(s, NULL, 0) == LAYA_OK);
+    CHECK(laya_session_set_context(s, "a", (size_t)ENGINE_MAX_CONTEXT + 1) == LAYA_ERR_LIMIT);
+    CHECK(laya_session_type(s, NULL, 2) == LAYA_ERR_ARG);
+    CHECK(laya_session_backspace(s, 1000) == LAYA_OK);  /* more than there is: empties */
+    laya_suggestion out[16];
+    int n = -1;
+    CHECK(laya_suggest(s, 17, out, &n) == LAYA_ERR_ARG && n == 0);
+    CHECK(laya_suggest(s, -1, out, &n) == LAYA_ERR_ARG);
+    CHECK(laya_suggest(s, 3, NULL, &n) == LAYA_ERR_ARG);
+    CHECK(laya_suggest(s, 0, out, &n) == LAYA_OK && n == 0);
+    /* Invalid UTF-8 and NUL bytes are text like any other. */
+    CHECK(laya_session_set_context(s, "ab\xff\xfe\0c\xe4", 7) == LAYA_OK);
+    CHECK(laya_suggest(s, 3, out, &n) == LAYA_OK);
+    engine_cfg c = engine_cfg_default();
+    c.beam = 0;
+    CHECK(engine_set_cfg(s, &c) == LAYA_ERR_ARG);
+    c = engine_cfg_default();
+    c.max_bytes = ENGINE_MAX_GEN + 1;
+    CHECK(engine_set_cfg(s, &c) == LAYA_ERR_ARG);
+    char err[256] = "";
+    laya_model *bad = NULL;
+    CHECK(laya_model_load("/nonexistent/model.safetensors", &bad, err, sizeof err) != LAYA_OK);
+    CHECK(bad == NULL && err[0]);
+    CHECK(laya_model_load(NULL, &bad, err, sizeof err) == LAYA_ERR_ARG);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}

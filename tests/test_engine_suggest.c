@@ -1,0 +1,200 @@
+/* test_engine_suggest.c - the suggestion search on models whose answers are
+ * known: a "unigram" network (every GRU matrix zero, so the output vector is
+ * the same after every token and the logits are set through the embedding)
+ * gives exact probabilities to check; random networks check the invariants
+ * (valid UTF-8, distinct, non-empty, ranked) on many contexts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/utf8.h"
+#include "test.h"
+#include "test_engine_util.h"
+
+/* A model where token id has probability prob[id] at every step (the rest
+ * share a negligible mass). H=8, L=1: z-gate bias -30 keeps h' = n =
+ * tanh(b_in), the same vector whatever the input, and wo = 0. */
+static laya_model *unigram(const int32_t *ids, const double *prob, int n, float **params) {
+    laya_model *lm = te_model(300, 8, 4, 1, 2, 0.0f, 1, params);
+    if (!lm) return NULL;
+    const model *m = engine_model(lm);
+    model_params p;
+    model_params_point(&m->cfg, *params, &p);
+    int H = m->cfg.H;
+    for (int i = 0; i < H; i++) {
+        p.layer[0].b_ih[H + i] = -30.0f;            /* z ~ 1e-13 */
+        p.layer[0].b_ih[2 * H + i] = i == 0 ? 3.0f : 0.0f;
+    }
+    /* y = rmsnorm(h'): read y[0] from one step, then logits = emb[:,0] y[0]. */
+    laya_session *s = NULL;
+    if (laya_session_new(lm, &s) != LAYA_OK) return NULL;
+    const float *y;
+    engine_state(s, &y);
+    float y0 = y[0];
+    laya_session_free(s);
+    for (int32_t v = 0; v < m->cfg.V; v++) p.emb[(size_t)v * H] = -40.0f / y0;
+    for (int i = 0; i < n; i++) p.emb[(size_t)ids[i] * H] = (float)log(prob[i]) / y0;
+    return lm;
+}
+
+static int find(const laya_suggestion *out, int n, const char *text) {
+    for (int i = 0; i < n; i++)
+        if (out[i].len == strlen(text) && !memcmp(out[i].text, text, out[i].len)) return i;
+    return -1;
+}
+
+/* P(X) = 0.6, P(' ') = 0.4 at every step. A word ends where a space comes
+ * next, so "X" has probability 0.6*0.4, "XX" 0.6^2*0.4, ...; ranked by
+ * prob*length: XX (0.288), XXX (0.259), X (0.24). The typed tail is matched
+ * first and not repeated: "XX" or " X" typed gives the same answers. */
+TEST(engine_suggest_exact_probabilities) {
+    float *params = NULL;
+    int32_t ids[] = {'X', ' '};
+    double pr[] = {0.6, 0.4};
+    laya_model *lm = unigram(ids, pr, 2, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    engine_cfg c = engine_cfg_default();
+    c.beam = 3;
+    c.max_tokens = 4;
+    c.max_words = 1;
+    c.len_exp = 1.0f;
+    CHECK(engine_set_cfg(s, &c) == LAYA_OK);
+    const char *ctx[] = {"", "XX", "hello X", "Best regards, X"};
+    for (int t = 0; t < 4; t++) {
+        CHECK(laya_session_set_context(s, ctx[t], strlen(ctx[t])) == LAYA_OK);
+        laya_suggestion out[16];
+        int n = 0;
+        CHECK(laya_suggest(s, 3, out, &n) == LAYA_OK);
+        CHECKF(n == 3, "context '%s': %d suggestions", ctx[t], n);
+        CHECKF(find(out, n, "XX") == 0 && find(out, n, "XXX") == 1 && find(out, n, "X") == 2,
+               "context '%s': got '%s' '%s' '%s'", ctx[t], out[0].text, out[1].text, out[2].text);
+        CHECK_NEAR(out[0].prob, 0.36 * 0.4, 1e-5, 1e-4);
+        CHECK_NEAR(out[1].prob, 0.216 * 0.4, 1e-5, 1e-4);
+        CHECK_NEAR(out[2].prob, 0.6 * 0.4, 1e-5, 1e-4);
+    }
+    /* Ranked by probability alone (len_exp 0), the single X wins. */
+    c.len_exp = 0.0f;
+    CHECK(engine_set_cfg(s, &c) == LAYA_OK);
+    laya_suggestion out[16];
+    int n = 0;
+    CHECK(laya_suggest(s, 1, out, &n) == LAYA_OK && n == 1);
+    CHECK(find(out, n, "X") == 0);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+/* With 2 words allowed the search continues over the space: "X X" is
+ * 0.6*0.4*0.6*0.4 = 0.0576. */
+TEST(engine_suggest_next_word) {
+    float *params = NULL;
+    int32_t ids[] = {'X', ' '};
+    double pr[] = {0.6, 0.4};
+    laya_model *lm = unigram(ids, pr, 2, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    engine_cfg c = engine_cfg_default();
+    c.beam = 4;
+    c.max_tokens = 3;
+    c.max_words = 2;
+    c.len_exp = 1.0f;
+    CHECK(engine_set_cfg(s, &c) == LAYA_OK);
+    CHECK(laya_session_set_context(s, "X", 1) == LAYA_OK);
+    laya_suggestion out[16];
+    int n = 0;
+    CHECK(laya_suggest(s, 16, out, &n) == LAYA_OK);
+    int i = find(out, n, "X X");
+    CHECKF(i >= 0, "no 'X X' among %d", n);
+    CHECK_NEAR(out[i].prob, 0.0576, 1e-5, 1e-4);
+    CHECK(find(out, n, " X") >= 0);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+/* Only the three bytes of 中 (E4 B8 AD) are likely: byte orders that are not
+ * UTF-8 must never reach a suggestion, and a context that ends inside the
+ * character gets the rest of it. */
+TEST(engine_suggest_never_broken_utf8) {
+    float *params = NULL;
+    int32_t ids[] = {0xE4, 0xB8, 0xAD, 0xE3, '.'};
+    double pr[] = {0.3, 0.25, 0.25, 0.1, 0.1};
+    laya_model *lm = unigram(ids, pr, 5, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    engine_cfg c = engine_cfg_default();
+    c.beam = 6;
+    c.max_tokens = 7;
+    CHECK(engine_set_cfg(s, &c) == LAYA_OK);
+    const char *ctx[] = {"", "我们", "我\xe4", "我\xe4\xb8", "ab \xe4\xb8\xad"};
+    int total = 0;
+    for (int t = 0; t < 5; t++) {
+        CHECK(laya_session_set_context(s, ctx[t], strlen(ctx[t])) == LAYA_OK);
+        laya_suggestion out[16];
+        int n = 0;
+        CHECK(laya_suggest(s, 16, out, &n) == LAYA_OK);
+        size_t nl = utf8_incomplete_tail((const uint8_t *)ctx[t], strlen(ctx[t]));
+        for (int i = 0; i < n; i++) {
+            char buf[256];
+            memcpy(buf, ctx[t] + strlen(ctx[t]) - nl, nl);
+            memcpy(buf + nl, out[i].text, out[i].len);
+            CHECKF(out[i].len > 0 && utf8_valid((const uint8_t *)buf, nl + out[i].len),
+                   "context %d suggestion %d is broken UTF-8", t, i);
+        }
+        total += n;
+    }
+    CHECK(total > 10);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
+/* Random networks, many contexts: every answer non-empty, distinct, within
+ * the byte limit, without a newline, valid UTF-8, ranked by score, probs in
+ * (0,1], and the same twice in a row. */
+TEST(engine_suggest_invariants) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 21, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    engine_cfg c = engine_cfg_default();
+    c.beam = 4;
+    c.max_tokens = 5;
+    c.max_words = 3;
+    CHECK(engine_set_cfg(s, &c) == LAYA_OK);
+    const char *text = te_text;
+    size_t len = strlen(text);
+    int shown = 0;
+    for (size_t cut = 0; cut <= len; cut += 7) {
+        CHECK(laya_session_set_context(s, text, cut) == LAYA_OK);
+        laya_suggestion a[16], b[16];
+        int na = 0, nb = 0;
+        CHECK(laya_suggest(s, 5, a, &na) == LAYA_OK);
+        char keep[5][ENGINE_MAX_GEN + 1];
+        for (int i = 0; i < na; i++) memcpy(keep[i], a[i].text, a[i].len + 1);
+        CHECK(laya_suggest(s, 5, b, &nb) == LAYA_OK && nb == na);
+        size_t nl = utf8_incomplete_tail((const uint8_t *)text, cut);
+        for (int i = 0; i < na; i++) {
+            CHECK(b[i].len > 0 && b[i].len <= (size_t)c.max_bytes);
+            CHECK(!memcmp(keep[i], b[i].text, b[i].len) && b[i].text[b[i].len] == 0);
+            CHECK(!memchr(b[i].text, '\n', b[i].len));
+            CHECK(b[i].prob > 0 && b[i].prob <= 1);
+            char buf[256];
+            memcpy(buf, text + cut - nl, nl);
+            memcpy(buf + nl, b[i].text, b[i].len);
+            CHECK(utf8_valid((const uint8_t *)buf, nl + b[i].len));
+            for (int j = 0; j < i; j++)
+                CHECK(b[j].len != b[i].len || memcmp(b[j].text, b[i].text, b[i].len));
+        }
+        shown += na > 0;
+    }
+    CHECK(shown > 0);
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
