@@ -238,6 +238,7 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
     int done = 0;
     int64_t logged_step = o->resume ? meta.step : -1;
     while (!done) {
+        int report = 0;
         double elapsed = elapsed0 + (now_s() - t_start);
         int stopping = (stop && *stop) || (o->steps > 0 && meta.step >= o->steps) ||
                        (o->time_budget > 0 && elapsed + step_s + 1.5 * last_eval_s + 1.0 >= o->time_budget);
@@ -273,6 +274,7 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
             pr.frac = o->steps > 0 ? (double)meta.step / (double)o->steps : elapsed / o->time_budget;
             pr.eta_s = o->steps > 0 ? step_s * (double)(o->steps - meta.step) : o->time_budget - elapsed;
             pr.evaluated = pr.best_saved = 0;
+            report = 1;
         } else {
             done = 1;
         }
@@ -288,7 +290,7 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
             fflush(r.log);
             loss_acc = 0;
             loss_n = 0;
-            pr.evaluated = 1;
+            pr.evaluated = report = 1;
             if (pr.valid_loss[0] < meta.best_valid) {
                 meta.best_valid = pr.valid_loss[0];
                 if ((st = save_best(&r, meta.step, meta.best_valid, err, errlen)) != LAYA_OK) goto out;
@@ -300,7 +302,7 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
                 goto out;
             last_eval_s = now_s() - te;
         }
-        if (fn) fn(ctx, &pr);
+        if (fn && report) fn(ctx, &pr);
     }
 out:
     run_free(&r);
