@@ -21,6 +21,7 @@
  * afresh reads at most ENGINE_WINDOW bytes. */
 #include "engine/session.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,6 +372,43 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;
     return engine_suggest(s, k, out, n_out);
+}
+
+/* Numerics: log-softmax in double with max subtraction, summed in double. */
+laya_status engine_score(const laya_model *lm, const char *text, size_t len, double *bits) {
+    if (!lm || (!text && len) || !bits) return LAYA_ERR_ARG;
+    if (len > ENGINE_MAX_CONTEXT) return LAYA_ERR_LIMIT;
+    const model *m = lm->m;
+    const model_cfg *c = &m->cfg;
+    *bits = 0;
+    if (len == 0) return LAYA_OK;
+    size_t sf = model_state_floats(c);
+    float *mem = malloc((sf + model_scratch_floats(c) + 2 * (size_t)c->V + (size_t)c->H) * sizeof(float));
+    int32_t *ids = malloc((len + 1) * sizeof *ids);
+    if (!mem || !ids) {
+        free(mem);
+        free(ids);
+        return LAYA_ERR_NOMEM;
+    }
+    model_state st;
+    model_state_init(c, &st, mem);
+    float *scratch = mem + sf, *logits = scratch + model_scratch_floats(c), *y = logits + c->V;
+    ids[0] = TOK_BOS;
+    size_t n = 1 + tok_encode(m->tok, (const uint8_t *)text, len, ids + 1, len);
+    double total = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        model_step(m, &st, ids[i], scratch, y);
+        model_logits(m, y, logits);
+        float mx = logits[0];
+        for (int32_t v = 1; v < c->V; v++) mx = logits[v] > mx ? logits[v] : mx;
+        double z = 0;
+        for (int32_t v = 0; v < c->V; v++) z += exp((double)(logits[v] - mx));
+        total += ((double)mx + log(z) - (double)logits[ids[i + 1]]) / log(2.0);
+    }
+    free(mem);
+    free(ids);
+    *bits = total;
+    return LAYA_OK;
 }
 
 /* ---- read access for tests and evaluation ---- */

@@ -62,6 +62,12 @@ const model_state *engine_state(const laya_session *s, const float **y);
  * the unfinished tail starts. */
 size_t engine_origin(const laya_session *s);
 size_t engine_tail_start(const laya_session *s);
+/* Scores a whole text as a fresh document (BOS first): *bits receives the
+ * sum over its tokens of -log2 p(token | everything before), the model's
+ * cost of the text; divide by len for bits per byte. Allocates its own
+ * scratch (not a keystroke-path call). */
+laya_status engine_score(const laya_model *lm, const char *text, size_t len, double *bits);
+
 /* Model steps run by this session so far (tests check the O(1) claims). */
 uint64_t engine_steps(const laya_session *s);
 

@@ -1,0 +1,153 @@
+/* cmd_complete.c - `laya complete [options] TEXT`: prints the k suggestions
+ * for TEXT (the text before the cursor), best first, one per line with its
+ * probability; --json prints one JSON object instead. TEXT "-" reads the
+ * text from stdin (all of it, trailing newline included). */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "engine/engine.h"
+#include "engine/utf8.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: laya complete [--model PATH] [-k 3] [--json] [--beam N] [--max-tokens N]\n"
+            "                     [--max-words N] TEXT\n"
+            "Prints up to k suggestions for TEXT (what comes before the cursor), best first:\n"
+            "the probability, then the exact text to insert, quoted. TEXT - reads stdin.\n");
+}
+
+static int parse_int(const char *opt, const char *v, int lo, int hi) {
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || errno || end == v || *end || x < lo || x > hi)
+        cli_die("%s expects an integer in %d..%d, got '%s'", opt, lo, hi, v ? v : "(nothing)");
+    return (int)x;
+}
+
+/* s quoted as a C/JSON string: a leading space or a tab stays visible. */
+static void print_quoted(const char *s, size_t n) {
+    putchar('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c == '\t') fputs("\\t", stdout);
+        else if (c < 0x20 || c == 0x7F) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+static char *read_stdin(size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    if (!b) cli_die("out of memory");
+    for (;;) {
+        if (n == cap) {
+            if (cap >= ENGINE_MAX_CONTEXT) cli_die("stdin holds more than %d bytes", ENGINE_MAX_CONTEXT);
+            cap *= 2;
+            b = realloc(b, cap);
+            if (!b) cli_die("out of memory");
+        }
+        size_t r = fread(b + n, 1, cap - n, stdin);
+        if (r == 0) break;
+        n += r;
+    }
+    if (ferror(stdin)) cli_die("cannot read stdin: %s", strerror(errno));
+    *len = n;
+    return b;
+}
+
+int cmd_complete(int argc, char **argv) {
+    const char *model_path = NULL, *text = NULL;
+    int k = 3, json = 0;
+    engine_cfg cfg = engine_cfg_default();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--model")) {
+            if (!v) cli_die("--model expects a path");
+            model_path = v;
+            i++;
+        } else if (!strcmp(a, "-k")) {
+            k = parse_int(a, v, 1, ENGINE_MAX_K);
+            i++;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--beam")) {
+            cfg.beam = parse_int(a, v, 1, ENGINE_MAX_BEAM);
+            i++;
+        } else if (!strcmp(a, "--max-tokens")) {
+            cfg.max_tokens = parse_int(a, v, 1, 64);
+            i++;
+        } else if (!strcmp(a, "--max-words")) {
+            cfg.max_words = parse_int(a, v, 1, 64);
+            i++;
+        } else if (!strcmp(a, "--")) {
+            if (i + 1 < argc) text = argv[++i];
+            if (i + 1 < argc) cli_die("complete: expected one TEXT argument (quote it)");
+        } else if (a[0] == '-' && a[1]) {
+            usage(stderr);
+            cli_die("complete: unknown option '%s'", a);
+        } else {
+            if (text) cli_die("complete: expected one TEXT argument, got a second: '%s' (quote the text)", a);
+            text = a;
+        }
+    }
+    if (!text) {
+        usage(stderr);
+        cli_die("complete: missing TEXT");
+    }
+    size_t len;
+    char *owned = NULL;
+    if (!strcmp(text, "-")) text = owned = read_stdin(&len);
+    else len = strlen(text);
+    if (!utf8_valid((const uint8_t *)text, len))
+        cli_die("complete: the text is not valid UTF-8 (check the terminal's locale)");
+
+    laya_model *m = cli_load_model(model_path);
+    laya_session *s = NULL;
+    laya_status st = laya_session_new(m, &s);
+    if (st == LAYA_OK) st = engine_set_cfg(s, &cfg);
+    if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
+    laya_suggestion out[ENGINE_MAX_K];
+    int n = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    st = laya_session_set_context(s, text, len);
+    if (st == LAYA_OK) st = laya_suggest(s, k, out, &n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (st != LAYA_OK) cli_die("cannot complete: %s", laya_status_str(st));
+    double us = 1e6 * (double)(t1.tv_sec - t0.tv_sec) + 1e-3 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (json) {
+        json_t *arr = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(arr, json_pack("{s:s%,s:f}", "text", out[i].text, out[i].len,
+                                                 "prob", (double)out[i].prob));
+        json_t *o = json_pack("{s:s%,s:o,s:I}", "context", text, len, "suggestions", arr, "us",
+                              (json_int_t)(us + 0.5));
+        char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        if (!d) cli_die("cannot encode the JSON output");
+        puts(d);
+        free(d);
+        json_decref(o);
+    } else {
+        for (int i = 0; i < n; i++) {
+            printf("%.4f  ", (double)out[i].prob);
+            print_quoted(out[i].text, out[i].len);
+            putchar('\n');
+        }
+        if (n == 0) fprintf(stderr, "laya: no suggestion for this text\n");
+    }
+    laya_session_free(s);
+    laya_model_free(m);
+    free(owned);
+    return 0;
+}
