@@ -42,23 +42,16 @@
  * chunks before b are the same for s[0..b) and for s + anything. */
 #include "tok/tok_impl.h"
 
-enum { C_LETTER, C_DIGIT, C_SPACE, C_WS, C_NL, C_APOS, C_PUNCT, C_CJK, C_CJKP, C_BAD };
+/* C_PUNCT is 0 so that everything the ASCII table does not list is punct. */
+enum { C_PUNCT, C_LETTER, C_DIGIT, C_SPACE, C_WS, C_NL, C_APOS, C_CJK, C_CJKP, C_BAD };
 
 static const uint8_t ascii_class[128] = {
     ['\t'] = C_WS, ['\v'] = C_WS, ['\f'] = C_WS, ['\n'] = C_NL, ['\r'] = C_NL,
-    [' '] = C_SPACE, ['\''] = C_APOS,
-    ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
-    ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+    [' '] = C_SPACE, ['\''] = C_APOS, ['0' ... '9'] = C_DIGIT,
+    ['A' ... 'Z'] = C_LETTER, ['a' ... 'z'] = C_LETTER,
 };
 
-/* ASCII: letters are 1 in this table, the rest come from ascii_class or are punct. */
-static inline int ascii_cls(uint8_t c) {
-    if ((uint8_t)((c | 0x20) - 'a') < 26) return C_LETTER;
-    int k = ascii_class[c];
-    if (k) return k;
-    /* ascii_class leaves 0 (= C_LETTER) for everything unlisted: punct/control. */
-    return C_PUNCT;
-}
+static inline int ascii_cls(uint8_t c) { return ascii_class[c]; }
 
 static int cp_cls(uint32_t c) {
     if (c < 0x100) {

@@ -24,9 +24,9 @@ struct tok {
     uint16_t (*merge)[2];   /* (M, 2): id TOK_FIRST_MERGE+i = merge[i][0] . merge[i][1] */
     uint32_t *off;          /* (V+1) byte offsets into pool; specials are empty */
     uint8_t *pool;          /* the bytes of every token, back to back */
-    /* pair -> merged id: open addressing, key (left << 16 | right) in the high
-     * 32 bits, id in the low 32; empty slots are UINT64_MAX. */
-    uint64_t *pair_tab;
+    /* pair -> merged id: open addressing of ids (0 = empty), verified
+     * against merge[]; 2 bytes a slot keeps the table and merge[] in L1/L2. */
+    uint16_t *pair_tab;
     uint32_t pair_mask;
     /* bytes -> id: open addressing of ids, -1 empty, compared by bytes. */
     int32_t *str_tab;
@@ -36,6 +36,12 @@ struct tok {
     int32_t *sorted;        /* (V - TOK_N_SPECIAL) */
     int32_t n_sorted;
     uint32_t max_len;       /* longest token in bytes */
+    /* (V) 1 when encoding the token's own bytes gives back that one token, so
+     * a chunk equal to it can skip BPE (most frequent chunks are such). */
+    uint8_t *whole;
+    /* (256, 256) merged id of two bytes, 0 when they do not merge: the first
+     * BPE step of every chunk without hashing. */
+    uint16_t *byte_pair;
 };
 
 /* Builds a tokenizer from its merges (ids TOK_FIRST_MERGE.. in order),
@@ -43,14 +49,16 @@ struct tok {
 laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *err, size_t errlen);
 
 /* The merged id of (left, right), or -1 when that pair is not a merge. */
+static inline uint32_t tok_pair_hash(uint32_t left, uint32_t right) {
+    return ((left << 16 | right) * 0x9E3779B1u) >> 12;
+}
+
 static inline int32_t tok_pair_lookup(const tok *t, uint32_t left, uint32_t right) {
-    uint32_t key = left << 16 | right;
-    uint32_t h = (key * 0x9E3779B1u) >> 7;
-    for (;;) {
-        uint64_t e = t->pair_tab[h & t->pair_mask];
-        if (e == UINT64_MAX) return -1;
-        if ((uint32_t)(e >> 32) == key) return (int32_t)(uint32_t)e;
-        h++;
+    for (uint32_t h = tok_pair_hash(left, right);; h++) {
+        uint32_t id = t->pair_tab[h & t->pair_mask];
+        if (!id) return -1;
+        const uint16_t *m = t->merge[id - TOK_FIRST_MERGE];
+        if (m[0] == left && m[1] == right) return (int32_t)id;
     }
 }
 

@@ -1,0 +1,260 @@
+/* cmd_tokenizer.c - `laya tokenizer train|encode|decode|info`.
+ *
+ *   train  [--vocab 8192] [-o models/tokenizer.tok] FILES...
+ *   encode --tok FILE IN.txt OUT.tokens   (token-stream format: tok_stream.h)
+ *   decode --tok FILE IN.tokens           (text on stdout)
+ *   info   --tok FILE [TEXT.txt]          (vocabulary; bytes per token of TEXT)
+ * Encoding streams the input in blocks, cutting each at tok_tail_start so
+ * the tokens equal those of encoding the whole file at once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tok/tok.h"
+#include "tok/tok_stream.h"
+
+enum { BLOCK = 4 << 20 };
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: laya tokenizer train [--vocab 8192] [-o models/tokenizer.tok] FILES...\n"
+            "       laya tokenizer encode --tok FILE IN.txt OUT.tokens\n"
+            "       laya tokenizer decode --tok FILE IN.tokens\n"
+            "       laya tokenizer info --tok FILE [TEXT.txt]\n");
+}
+
+static tok *load_tok(const char *path) {
+    if (!path) cli_die("missing --tok FILE (a tokenizer written by 'laya tokenizer train')");
+    tok *t = NULL;
+    char err[512] = "";
+    laya_status st = tok_load_file(path, &t, err, sizeof err);
+    if (st != LAYA_OK) cli_die("cannot load tokenizer: %s (%s)", err, laya_status_str(st));
+    return t;
+}
+
+typedef struct {
+    double t0, t_merge, last;
+    int32_t merges;
+} progress_ctx;
+
+/* One rewritten line on stderr: percent, merges/s and ETA once merging. */
+static void on_progress(void *vctx, double frac, const char *what) {
+    progress_ctx *p = vctx;
+    double t = now_s();
+    if (t - p->last < 0.25 && frac < 1.0) return;
+    p->last = t;
+    char rate[96] = "";
+    if (frac > 0.2) {
+        if (p->t_merge == 0) p->t_merge = t;
+        double done = (frac - 0.2) / 0.8 * p->merges, el = t - p->t_merge;
+        if (el > 0.5 && done > 0) {
+            double eta = el / done * (p->merges - done);
+            snprintf(rate, sizeof rate, "  %.0f merges/s  ETA %.0fs", done / el, eta);
+        }
+    }
+    fprintf(stderr, "\r%5.1f%%  %-60.60s%s  [%.0fs]\033[K", 100 * frac, what, rate, t - p->t0);
+    fflush(stderr);
+}
+
+static int cmd_train_tok(int argc, char **argv) {
+    int32_t vocab = TOK_DEFAULT_VOCAB;
+    const char *out = "models/tokenizer.tok";
+    const char **files = calloc((size_t)argc, sizeof *files);
+    int nf = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--vocab") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < TOK_FIRST_MERGE || v > TOK_MAX_VOCAB)
+                cli_die("--vocab %s: want an integer in %d..%d", argv[i], TOK_FIRST_MERGE, TOK_MAX_VOCAB);
+            vocab = (int32_t)v;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) cli_die("tokenizer train: unknown option '%s'", argv[i]);
+        else files[nf++] = argv[i];
+    }
+    if (!nf) cli_die("tokenizer train: no training files (laya tokenizer train [--vocab N] [-o OUT] FILES...)");
+    for (int i = 0; i < nf; i++)
+        if (access(files[i], R_OK) != 0) cli_die("cannot read training file '%s': %s", files[i], strerror(errno));
+    progress_ctx p = {now_s(), 0, 0, vocab - TOK_FIRST_MERGE};
+    tok *t = NULL;
+    char err[512] = "";
+    laya_status st = tok_train(files, nf, vocab, on_progress, &p, &t, err, sizeof err);
+    fputc('\n', stderr);
+    free(files);
+    if (st != LAYA_OK) cli_die("training failed: %s (%s)", err, laya_status_str(st));
+    if (tok_vocab_size(t) < vocab)
+        fprintf(stderr, "note: only %d tokens: no pair left that occurs at least twice\n", (int)tok_vocab_size(t));
+    st = tok_save_file(t, out, err, sizeof err);
+    if (st != LAYA_OK) cli_die("%s", err);
+    fprintf(stderr, "wrote %s: %d tokens in %.1fs\n", out, (int)tok_vocab_size(t), now_s() - p.t0);
+    tok_free(t);
+    return 0;
+}
+
+static int cmd_encode(const char *tokpath, int argc, char **argv) {
+    if (argc != 2) cli_die("tokenizer encode: want IN.txt OUT.tokens");
+    tok *t = load_tok(tokpath);
+    const char *in = argv[0], *outp = argv[1];
+    FILE *fi = fopen(in, "rb");
+    if (!fi) cli_die("cannot open '%s': %s", in, strerror(errno));
+    fseek(fi, 0, SEEK_END);
+    long total = ftell(fi);
+    fseek(fi, 0, SEEK_SET);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
+    FILE *fo = fopen(tmp, "wb");
+    if (!fo) cli_die("cannot create '%s': %s", tmp, strerror(errno));
+    uint8_t sha[32], hdr[TOK_STREAM_HEADER];
+    if (tok_sha256(t, sha) != LAYA_OK) cli_die("out of memory");
+    tok_stream_header(hdr, tok_vocab_size(t), 0, sha);
+    fwrite(hdr, 1, sizeof hdr, fo);
+    uint8_t *buf = malloc(2 * (size_t)BLOCK);
+    int32_t *ids = malloc(sizeof *ids * 2 * (size_t)BLOCK);
+    uint16_t *packed = malloc(sizeof *packed * 2 * (size_t)BLOCK);
+    if (!buf || !ids || !packed) cli_die("out of memory");
+    uint64_t n_tok = 1;
+    uint16_t bos = TOK_BOS;
+    fwrite(&bos, 2, 1, fo);
+    size_t have = 0, consumed = 0;
+    double t0 = now_s();
+    for (;;) {
+        size_t got = fread(buf + have, 1, BLOCK, fi);
+        if (ferror(fi)) cli_die("error reading '%s'", in);
+        have += got;
+        int eof = got == 0;
+        /* Encode what can no longer change; keep the tail for the next block. */
+        size_t upto = eof ? have : tok_tail_start(t, buf, have);
+        size_t k = tok_encode(t, buf, upto, ids, 2 * (size_t)BLOCK);
+        for (size_t i = 0; i < k; i++) packed[i] = (uint16_t)ids[i];
+        if (fwrite(packed, 2, k, fo) != k) cli_die("error writing '%s': %s", tmp, strerror(errno));
+        n_tok += k;
+        consumed += upto;
+        memmove(buf, buf + upto, have - upto);
+        have -= upto;
+        if (total > 0)
+            fprintf(stderr, "\rencoding %s: %5.1f%%  %.1f MB/s\033[K", in, 100.0 * (double)consumed / (double)total,
+                    (double)consumed / 1e6 / (now_s() - t0 + 1e-9));
+        if (eof) break;
+    }
+    fclose(fi);
+    tok_stream_header(hdr, tok_vocab_size(t), n_tok, sha);
+    if (fseek(fo, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, fo) != sizeof hdr || fclose(fo) != 0)
+        cli_die("error writing '%s': %s", tmp, strerror(errno));
+    if (rename(tmp, outp) != 0) cli_die("cannot rename '%s' to '%s': %s", tmp, outp, strerror(errno));
+    fprintf(stderr, "\r%s: %zu bytes -> %llu tokens (%.3f bytes/token)\033[K\n", outp, consumed,
+            (unsigned long long)n_tok, n_tok > 1 ? (double)consumed / (double)(n_tok - 1) : 0.0);
+    free(buf);
+    free(ids);
+    free(packed);
+    tok_free(t);
+    return 0;
+}
+
+static int cmd_decode(const char *tokpath, int argc, char **argv) {
+    if (argc != 1) cli_die("tokenizer decode: want IN.tokens");
+    tok *t = load_tok(tokpath);
+    tok_stream s;
+    char err[512] = "";
+    if (tok_stream_open(argv[0], &s, err, sizeof err) != LAYA_OK) cli_die("%s", err);
+    uint8_t sha[32];
+    if (tok_sha256(t, sha) != LAYA_OK) cli_die("out of memory");
+    if (s.vocab_size != tok_vocab_size(t) || memcmp(sha, s.tok_sha256, 32))
+        cli_die("'%s' was encoded with a different tokenizer than '%s'\n  hint: pass the --tok used to encode it",
+                argv[0], tokpath);
+    enum { STEP = 1 << 16 };
+    int32_t *ids = malloc(sizeof *ids * STEP);
+    uint8_t *out = malloc((size_t)STEP * 256);
+    if (!ids || !out) cli_die("out of memory");
+    for (uint64_t a = 0; a < s.n; a += STEP) {
+        size_t k = s.n - a < STEP ? (size_t)(s.n - a) : STEP;
+        for (size_t i = 0; i < k; i++) ids[i] = s.ids[a + i];
+        size_t m = tok_decode(t, ids, k, out, (size_t)STEP * 256);
+        if (fwrite(out, 1, m, stdout) != m) cli_die("error writing output: %s", strerror(errno));
+    }
+    free(ids);
+    free(out);
+    tok_stream_close(&s);
+    tok_free(t);
+    return fflush(stdout) ? 1 : 0;
+}
+
+static int cmd_info(const char *tokpath, int argc, char **argv) {
+    if (argc > 1) cli_die("tokenizer info: want at most one TEXT file");
+    tok *t = load_tok(tokpath);
+    int32_t V = tok_vocab_size(t);
+    size_t longest = 0;
+    for (int32_t id = 0; id < V; id++) {
+        size_t len;
+        tok_bytes(t, id, &len);
+        if (len > longest) longest = len;
+    }
+    uint8_t sha[32];
+    if (tok_sha256(t, sha) != LAYA_OK) cli_die("out of memory");
+    printf("tokenizer    %s\nvocab        %d (256 bytes, %d special, %d merges)\nlongest      %zu bytes\nsha256       ",
+           tokpath, (int)V, TOK_N_SPECIAL, (int)(V - TOK_FIRST_MERGE), longest);
+    for (int i = 0; i < 32; i++) printf("%02x", sha[i]);
+    printf("\n");
+    if (argc == 1) {
+        FILE *f = fopen(argv[0], "rb");
+        if (!f) cli_die("cannot open '%s': %s", argv[0], strerror(errno));
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        if (n < 0) cli_die("cannot size '%s'", argv[0]);
+        uint8_t *b = malloc((size_t)n + 1);
+        int32_t *ids = malloc(sizeof *ids * ((size_t)n + 1));
+        if (!b || !ids) cli_die("out of memory for '%s' (%ld bytes)", argv[0], n);
+        if (fread(b, 1, (size_t)n, f) != (size_t)n) cli_die("error reading '%s'", argv[0]);
+        fclose(f);
+        double t0 = now_s();
+        size_t k = tok_encode(t, b, (size_t)n, ids, (size_t)n + 1);
+        double el = now_s() - t0;
+        printf("text         %s: %ld bytes, %zu tokens, %.3f bytes/token (encoded at %.1f MB/s)\n", argv[0], n,
+               k, k ? (double)n / (double)k : 0.0, (double)n / 1e6 / (el + 1e-9));
+        free(b);
+        free(ids);
+    }
+    tok_free(t);
+    return 0;
+}
+
+int cmd_tokenizer(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *sub = argv[1];
+    if (!strcmp(sub, "train")) return cmd_train_tok(argc - 1, argv + 1);
+    /* The rest take --tok FILE anywhere, then positional arguments. */
+    const char *tokpath = NULL;
+    char **pos = calloc((size_t)argc, sizeof *pos);
+    int np = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--tok")) {
+            if (i + 1 >= argc) cli_die("--tok needs a FILE");
+            tokpath = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) cli_die("tokenizer %s: unknown option '%s'", sub, argv[i]);
+        else pos[np++] = argv[i];
+    }
+    int rc;
+    if (!strcmp(sub, "encode")) rc = cmd_encode(tokpath, np, pos);
+    else if (!strcmp(sub, "decode")) rc = cmd_decode(tokpath, np, pos);
+    else if (!strcmp(sub, "info")) rc = cmd_info(tokpath, np, pos);
+    else {
+        fprintf(stderr, "laya tokenizer: unknown subcommand '%s'\n", sub);
+        usage(stderr);
+        rc = 2;
+    }
+    free(pos);
+    return rc;
+}
