@@ -1,0 +1,46 @@
+#!/bin/sh
+# tests/cli/tokenizer.sh - `laya tokenizer` end to end on the fixtures:
+# train, encode, decode (byte-exact), info, and clear errors for bad input.
+BUILD=${BUILD:-build}
+LAYA=${LAYA:-$BUILD/laya}
+FIX=tests/fixtures/tok
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+
+check "train writes a tokenizer" "$LAYA" tokenizer train --vocab 600 -o "$tmp/t.tok" "$FIX/mixed.txt" 2>"$tmp/train.err"
+check "train shows progress" grep -q "counting chunks" "$tmp/train.err"
+check "encode" "$LAYA" tokenizer encode --tok "$tmp/t.tok" "$FIX/mixed.txt" "$tmp/m.tokens" 2>/dev/null
+check "decode is byte-exact" sh -c "'$LAYA' tokenizer decode --tok '$tmp/t.tok' '$tmp/m.tokens' | cmp -s - '$FIX/mixed.txt'"
+# Random bytes (invalid UTF-8, NUL) round trip through the files too.
+head -c 20000 /dev/urandom >"$tmp/rand.bin"
+"$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/rand.bin" "$tmp/r.tokens" 2>/dev/null
+check "random bytes round trip" sh -c "'$LAYA' tokenizer decode --tok '$tmp/t.tok' '$tmp/r.tokens' | cmp -s - '$tmp/rand.bin'"
+: >"$tmp/empty.txt"
+"$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/empty.txt" "$tmp/e.tokens" 2>/dev/null
+check "empty file is BOS only" test "$(wc -c <"$tmp/e.tokens")" -eq 58
+check "info reports vocab" sh -c "'$LAYA' tokenizer info --tok '$tmp/t.tok' '$FIX/mixed.txt' | grep -q 'bytes/token'"
+# Errors: nonzero status and a message naming the problem.
+fails_with() {
+    name=$1; want=$2; shift 2
+    if "$@" >/dev/null 2>"$tmp/err"; then bad "$name (succeeded)"; return; fi
+    if grep -q "$want" "$tmp/err"; then ok "$name"; else bad "$name: $(cat "$tmp/err")"; fi
+}
+fails_with "missing tokenizer" "cannot open tokenizer" "$LAYA" tokenizer decode --tok "$tmp/none.tok" "$tmp/m.tokens"
+fails_with "missing --tok" "missing --tok" "$LAYA" tokenizer encode "$FIX/mixed.txt" "$tmp/x.tokens"
+fails_with "missing input" "cannot open" "$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/none.txt" "$tmp/x.tokens"
+fails_with "no training files" "no training files" "$LAYA" tokenizer train -o "$tmp/x.tok"
+fails_with "bad vocab" "vocab" "$LAYA" tokenizer train --vocab 12 "$FIX/mixed.txt"
+head -c 100 "$tmp/t.tok" >"$tmp/trunc.tok"
+fails_with "truncated tokenizer" "truncated" "$LAYA" tokenizer info --tok "$tmp/trunc.tok"
+head -c 100 "$tmp/m.tokens" >"$tmp/trunc.tokens"
+fails_with "truncated token stream" "promises" "$LAYA" tokenizer decode --tok "$tmp/t.tok" "$tmp/trunc.tokens"
+"$LAYA" tokenizer train --vocab 400 -o "$tmp/u.tok" "$FIX/mixed.txt" 2>/dev/null
+fails_with "stream from another tokenizer" "different tokenizer" "$LAYA" tokenizer decode --tok "$tmp/u.tok" "$tmp/m.tokens"
+fails_with "unknown subcommand" "unknown subcommand" "$LAYA" tokenizer frobnicate
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
