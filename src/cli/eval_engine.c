@@ -105,7 +105,7 @@ static int write_all(int fd, const char *p, size_t n) {
 static long read_line(eval_engine *e, double deadline_us) {
     size_t scanned = 0;
     for (;;) {
-        char *nl = memchr(e->buf + scanned, '\n', e->len - scanned);
+        char *nl = e->len > scanned ? memchr(e->buf + scanned, '\n', e->len - scanned) : NULL;
         if (nl) return (long)(nl - e->buf);
         scanned = e->len;
         if (e->len >= MAX_REPLY) return -3;
