@@ -8,7 +8,8 @@
  *   {"op":"score","session":"s1","text":"..."}    -> {"bits":B,"bytes":N}
  *        (the model's cost of text as a fresh document, for bits per byte)
  *
- * "session" is optional ("default"); at most --max-sessions live at once,
+ * "session" is optional ("default"); at most --max-sessions (16: about 2 MB
+ * each with the default model) live at once,
  * the least recently used one is closed to make room. Anything malformed
  * (bad JSON, invalid UTF-8, a wrong type, an unknown op, a line over
  * MAX_LINE bytes) gets {"error":"..."} and the server reads on. Blank lines
@@ -27,7 +28,7 @@
 #include "cli.h"
 #include "engine/engine.h"
 
-enum { MAX_LINE = 8 << 20, MAX_SID = 128, DEFAULT_SESSIONS = 64 };
+enum { MAX_LINE = 8 << 20, MAX_SID = 128, DEFAULT_SESSIONS = 16 };
 
 typedef struct {
     char id[MAX_SID + 1];
