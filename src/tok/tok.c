@@ -335,25 +335,30 @@ const uint8_t *tok_bytes(const tok *t, int32_t id, size_t *len) {
 }
 
 /* BPE on one chunk (n <= TOK_CHUNK_MAX): sym holds the current symbols and
- * rank[i] the id of merging sym[i], sym[i+1] (INT32_MAX when none). Each
- * step merges the lowest id; only the two neighbouring ranks change. */
+ * rank[i] the id of merging sym[i], sym[i+1] (NO_MERGE when none). Each
+ * step merges the lowest id, leftmost on a tie; only the two neighbouring
+ * ranks change. The minimum is taken over rank << 6 | position, which is
+ * branch-free and gives the leftmost of equal ranks. */
+enum { NO_MERGE = 0x1FFFF };
 static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
     if (n == 1) { out[0] = s[0]; return 1; }
-    int32_t sym[TOK_CHUNK_MAX + 4], rank[TOK_CHUNK_MAX + 4];
+    int32_t sym[TOK_CHUNK_MAX + 4];
+    uint32_t rank[TOK_CHUNK_MAX + 4];
     size_t m = n;
     for (size_t i = 0; i < m; i++) sym[i] = s[i];
     for (size_t i = 0; i + 1 < m; i++) {
-        int32_t id = t->byte_pair[s[i] << 8 | s[i + 1]];
-        rank[i] = id ? id : INT32_MAX;
+        uint32_t id = t->byte_pair[s[i] << 8 | s[i + 1]];
+        rank[i] = id ? id : NO_MERGE;
     }
-    rank[m - 1] = INT32_MAX;
-    for (;;) {
-        size_t best = 0;
-        int32_t br = rank[0];
-        for (size_t i = 1; i + 1 < m; i++)
-            if (rank[i] < br) { br = rank[i]; best = i; }
-        if (br == INT32_MAX) break;
-        sym[best] = br;
+    while (m > 1) {
+        uint32_t key = UINT32_MAX;
+        for (size_t i = 0; i + 1 < m; i++) {
+            uint32_t k = rank[i] << 6 | (uint32_t)i;
+            key = k < key ? k : key;
+        }
+        if (key >> 6 == NO_MERGE) break;
+        size_t best = key & 63;
+        sym[best] = (int32_t)(key >> 6);
         for (size_t i = best + 1; i + 1 < m; i++) {
             sym[i] = sym[i + 1];
             rank[i] = rank[i + 1];
@@ -361,13 +366,12 @@ static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *ou
         m--;
         if (best + 1 < m) {
             int32_t id = tok_pair_lookup(t, (uint32_t)sym[best], (uint32_t)sym[best + 1]);
-            rank[best] = id < 0 ? INT32_MAX : id;
-        } else rank[best] = INT32_MAX;
+            rank[best] = id < 0 ? NO_MERGE : (uint32_t)id;
+        }
         if (best > 0) {
             int32_t id = tok_pair_lookup(t, (uint32_t)sym[best - 1], (uint32_t)sym[best]);
-            rank[best - 1] = id < 0 ? INT32_MAX : id;
+            rank[best - 1] = id < 0 ? NO_MERGE : (uint32_t)id;
         }
-        if (m == 1) break;
     }
     memcpy(out, sym, sizeof *sym * m);
     return m;
