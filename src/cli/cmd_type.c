@@ -125,7 +125,7 @@ static void refresh_suggestions(editor *e) {
     size_t n = e->doc_len + e->cur;
     e->ctx = realloc(e->ctx, n + 1);
     if (!e->ctx) cli_die("out of memory");
-    memcpy(e->ctx, e->doc, e->doc_len);
+    if (e->doc_len) memcpy(e->ctx, e->doc, e->doc_len);
     memcpy(e->ctx + e->doc_len, e->line, e->cur);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
