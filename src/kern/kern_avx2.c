@@ -11,6 +11,8 @@
 #include "kern/kern_impl.h"
 
 #include <immintrin.h>
+
+#include "kern/quant.h"
 #include <string.h>
 
 #define INLINE static inline __attribute__((always_inline))
@@ -152,11 +154,34 @@ INLINE void dot_rows_t(const qmat *w, const int32_t *rows, int n, const float *x
     for (; i < n; i++) y[i] = dot1(row_at(w, rows[i], f16), x, w->cols, f16);
 }
 
+/* ---- q8/q4 (kern_q_tmpl.h): integer dots from vpmaddubsw, which adds
+ * pairs of u8*s8 products into int16 with saturation. q4 codes (<= 15) keep
+ * a pair within 2*15*127; q8 codes would not (2*255*127 > 32767), so Q_DOT8
+ * uses q - 128 (in -128..127): |q-128| as u8 times xq carrying q-128's sign,
+ * a pair at most 2*128*127 = 32512, and the template adds 128*sum(xq) back. */
+static inline __m256i q_dot4_avx2(__m256i acc, __m256i w, __m256i x) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1)));
+}
+static inline __m256i q_dot8_avx2(__m256i acc, __m256i w, __m256i x) {
+    __m256i c = _mm256_xor_si256(w, _mm256_set1_epi8((char)0x80));  /* q - 128 as s8 */
+    return q_dot4_avx2(acc, _mm256_abs_epi8(c), _mm256_sign_epi8(x, c));
+}
+#define Q_DOT4 q_dot4_avx2
+#define Q_DOT8 q_dot8_avx2
+#define Q8_OFFSET 128
+#include "kern/kern_q_tmpl.h"
+
+void kern_q_matvec_avx2(const qmat *w, const float *x, float *y) { q_matvec(w, x, y); }
+void kern_q_matmat_avx2(const qmat *w, const float *x, int n, float *y) { q_matmat(w, x, n, y); }
+void kern_q_dot_rows_avx2(const qmat *w, const int32_t *rows, int n, const float *x, float *y) {
+    q_dot_rows(w, rows, n, x, y);
+}
+
 static void matvec(const qmat *w, const float *x, float *y) {
     switch (w->type) {
     case QT_F32: matvec_t(w, x, y, 0); return;
     case QT_F16: matvec_t(w, x, y, 1); return;
-    case QT_Q8: case QT_Q4: break;
+    case QT_Q8: case QT_Q4: q_matvec(w, x, y); return;
     }
     kern_matvec_ref(w, x, y);
 }
@@ -165,7 +190,7 @@ static void matmat(const qmat *w, const float *x, int n, float *y) {
     switch (w->type) {
     case QT_F32: matmat_t(w, x, n, y, 0); return;
     case QT_F16: matmat_t(w, x, n, y, 1); return;
-    case QT_Q8: case QT_Q4: break;
+    case QT_Q8: case QT_Q4: q_matmat(w, x, n, y); return;
     }
     kern_matmat_ref(w, x, n, y);
 }
@@ -174,7 +199,7 @@ static void dot_rows(const qmat *w, const int32_t *rows, int n, const float *x, 
     switch (w->type) {
     case QT_F32: dot_rows_t(w, rows, n, x, y, 0); return;
     case QT_F16: dot_rows_t(w, rows, n, x, y, 1); return;
-    case QT_Q8: case QT_Q4: break;
+    case QT_Q8: case QT_Q4: q_dot_rows(w, rows, n, x, y); return;
     }
     kern_dot_rows_ref(w, rows, n, x, y);
 }

@@ -12,6 +12,8 @@
 
 #include <immintrin.h>
 
+#include "kern/quant.h"
+
 #define INLINE static inline __attribute__((always_inline))
 
 INLINE const void *row_at(const qmat *w, int64_t r, int f16) {
@@ -135,11 +137,29 @@ INLINE void dot_rows_t(const qmat *w, const int32_t *rows, int n, const float *x
     for (; i < n; i++) y[i] = dot1(row_at(w, rows[i], f16), x, w->cols, f16);
 }
 
+/* ---- q8/q4 (kern_q_tmpl.h): vpdpbusd adds four u8*s8 products straight
+ * into each int32 lane (no int16 step, no saturation), so q8 codes need no
+ * offset. 256-bit vectors (AVX-512 VL): on Zen 4 a 512-bit op is two 256-bit
+ * halves, and the 32-byte chunks match the q4 group of 64 exactly. Without
+ * VNNI the table uses the AVX2 loops. */
+static inline __m256i q_dot_vnni(__m256i acc, __m256i w, __m256i x) {
+    return _mm256_dpbusd_epi32(acc, w, x);
+}
+#define Q_DOT4 q_dot_vnni
+#define Q_DOT8 q_dot_vnni
+#define Q8_OFFSET 0
+#include "kern/kern_q_tmpl.h"
+
+static int have_vnni(void) { return (kern_cpu_features() & KERN_CPU_AVX512_VNNI) != 0; }
+
 static void matvec(const qmat *w, const float *x, float *y) {
     switch (w->type) {
     case QT_F32: matvec_t(w, x, y, 0); return;
     case QT_F16: matvec_t(w, x, y, 1); return;
-    case QT_Q8: case QT_Q4: break;
+    case QT_Q8: case QT_Q4: 
+        if (have_vnni()) q_matvec(w, x, y);
+        else kern_q_matvec_avx2(w, x, y);
+        return;
     }
     kern_matvec_ref(w, x, y);
 }
@@ -148,7 +168,10 @@ static void matmat(const qmat *w, const float *x, int n, float *y) {
     switch (w->type) {
     case QT_F32: matmat_t(w, x, n, y, 0); return;
     case QT_F16: matmat_t(w, x, n, y, 1); return;
-    case QT_Q8: case QT_Q4: break;
+    case QT_Q8: case QT_Q4: 
+        if (have_vnni()) q_matmat(w, x, n, y);
+        else kern_q_matmat_avx2(w, x, n, y);
+        return;
     }
     kern_matmat_ref(w, x, n, y);
 }
@@ -157,7 +180,10 @@ static void dot_rows(const qmat *w, const int32_t *rows, int n, const float *x, 
     switch (w->type) {
     case QT_F32: dot_rows_t(w, rows, n, x, y, 0); return;
     case QT_F16: dot_rows_t(w, rows, n, x, y, 1); return;
-    case QT_Q8: case QT_Q4: break;
+    case QT_Q8: case QT_Q4: 
+        if (have_vnni()) q_dot_rows(w, rows, n, x, y);
+        else kern_q_dot_rows_avx2(w, rows, n, x, y);
+        return;
     }
     kern_dot_rows_ref(w, rows, n, x, y);
 }

@@ -1,7 +1,7 @@
 /* kern_impl.h - what the kernel files share with each other (kern_ref.c,
  * kern_avx2.c, kern_avx512.c, kern_dispatch.c). Other modules use kern.h.
  *
- * Adding a weight type (q8, q4): give row_dot_ref/kern_row_f32 in kern_ref.c
+ * Adding a weight type: give row_dot_ref/kern_row_f32 in kern_ref.c
  * a case (the specification), then optionally a vector loop in the per-ISA
  * files; until a per-ISA file handles a type its table functions fall back to
  * the _ref function for it, so every table is always complete.
@@ -17,6 +17,40 @@
 void kern_matvec_ref(const qmat *w, const float *x, float *y);
 void kern_matmat_ref(const qmat *w, const float *x, int n, float *y);
 void kern_dot_rows_ref(const qmat *w, const int32_t *rows, int n, const float *x, float *y);
+
+/* ---- q8/q4: the activation side of the integer kernels ----
+ *
+ * The per-ISA q8/q4 kernels quantize x once per call, per group of G
+ * columns (the weights' groups): d = max|x| / 127, xq = round(x / d) in
+ * -127..127 (0 where d = 0), so |x - d*xq| <= d/2. Each group's integer dot
+ * I = sum q*xq is then exact (int32), and a row is
+ *     y = sum_g [ s_g * d_g * I_g + b_g * sx_g ],   sx_g = sum x (f32),
+ * which differs from the f32 reference (kern_ref.c) only through xq:
+ *     |y - y_ref| <= sum_g s_g * sum_c q_c * |x_c - d_g xq_c|   (+ f32 rounding)
+ * (tests/test_quant.c checks exactly this bound). q4_order stores, within
+ * each block of P = min(G, 64) columns, the even columns then the odd ones:
+ * the order in which a q4 block's low and high nibbles unpack.
+ * Columns beyond KERN_QX_MAX_COLS (H is at most 4096) take the reference. */
+enum { KERN_QX_MAX_COLS = 4096, KERN_QX_MAX_GROUPS = KERN_QX_MAX_COLS / 32 };
+typedef struct {
+    int8_t q[KERN_QX_MAX_COLS] __attribute__((aligned(64)));  /* (C) */
+    float d[KERN_QX_MAX_GROUPS];                              /* (C/G) */
+    float s[KERN_QX_MAX_GROUPS];                              /* (C/G) */
+    int32_t sq[KERN_QX_MAX_GROUPS];                           /* (C/G) sum of xq */
+} kern_qx;
+void kern_quant_x(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out);
+
+/* 1 if w is q8/q4 with a group of 32/64/128 dividing C <= KERN_QX_MAX_COLS. */
+static inline int kern_q_fast(const qmat *w) {
+    return (w->type == QT_Q8 || w->type == QT_Q4) && (w->group == 32 || w->group == 64 ||
+           w->group == 128) && w->cols % w->group == 0 && w->cols <= KERN_QX_MAX_COLS;
+}
+
+/* The AVX2 q8/q4 entries, which the AVX-512 table also uses on a CPU
+ * without VNNI. */
+void kern_q_matvec_avx2(const qmat *w, const float *x, float *y);
+void kern_q_matmat_avx2(const qmat *w, const float *x, int n, float *y);
+void kern_q_dot_rows_avx2(const qmat *w, const int32_t *rows, int n, const float *x, float *y);
 
 extern const kern_table kern_table_ref;
 extern const kern_table kern_table_avx2;    /* needs AVX2, FMA, F16C */

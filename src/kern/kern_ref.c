@@ -5,9 +5,15 @@
  *
  * Shape letters: R rows, C columns, N vectors. */
 #include "kern/kern_impl.h"
+#include "kern/quant.h"
 
 #include <math.h>
 #include <string.h>
+
+/* Weight code c of a q8 (q4 = 0) or q4 (q4 = 1, low nibble first) row. */
+static inline uint32_t qcode(const uint8_t *row, size_t c, int q4) {
+    return q4 ? (row[c / 2] >> (4 * (c & 1))) & 15u : row[c];
+}
 
 /* W[r] . x for one row: the one place that knows how each type is stored. */
 static float row_dot_ref(const qmat *w, int32_t r, const float *x) {
@@ -28,9 +34,23 @@ static float row_dot_ref(const qmat *w, int32_t r, const float *x) {
     case QT_Q4:
         break;
     }
-    /* q8/q4 belong to the quantize module; no loader constructs them until
-     * it lands, and a NaN makes any premature use loud. */
-    return NAN;
+    /* q8/q4 (quant.h), factored per group g as every kernel computes it:
+     *   sum_c (s q_c + b) x_c = s * sum_c q_c x_c + b * sum_c x_c
+     * (equal in exact arithmetic; in f32 the factored form rounds less). */
+    const int32_t G = w->group, NG = w->cols / G;
+    const int q4 = w->type == QT_Q4;
+    const uint8_t *row = (const uint8_t *)w->data + (size_t)r * quant_row_bytes(q4 ? 4 : 8, (int64_t)C);
+    const float *s = w->scales + (size_t)r * NG, *b = w->biases + (size_t)r * NG;
+    for (int32_t g = 0; g < NG; g++) {
+        float a = 0.0f, sx = 0.0f;
+        for (int32_t i = 0; i < G; i++) {
+            size_t c = (size_t)g * G + i;
+            a += (float)qcode(row, c, q4) * x[c];
+            sx += x[c];
+        }
+        acc += s[g] * a + b[g] * sx;
+    }
+    return acc;
 }
 
 void kern_row_f32(const qmat *w, int32_t r, float *out) {
@@ -48,7 +68,40 @@ void kern_row_f32(const qmat *w, int32_t r, float *out) {
     case QT_Q4:
         break;
     }
-    for (size_t c = 0; c < C; c++) out[c] = NAN;
+    const int q4 = w->type == QT_Q4;
+    const int32_t NG = w->cols / w->group;
+    const uint8_t *row = (const uint8_t *)w->data + (size_t)r * quant_row_bytes(q4 ? 4 : 8, (int64_t)C);
+    for (size_t c = 0; c < C; c++) {
+        size_t g = (size_t)r * NG + c / (size_t)w->group;
+        out[c] = w->scales[g] * (float)qcode(row, c, q4) + w->biases[g];
+    }
+}
+
+void kern_quant_x(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out) {
+    const int32_t NG = C / G, P = G < 64 ? G : 64;
+    for (int32_t g = 0; g < NG; g++) {
+        const float *p = x + (size_t)g * G;
+        float amax = 0.0f, sx = 0.0f;
+        for (int32_t i = 0; i < G; i++) {
+            float a = fabsf(p[i]);
+            amax = a > amax ? a : amax;  /* a NaN is skipped here but reaches y through sx */
+            sx += p[i];
+        }
+        float d = amax / 127.0f, inv = amax > 0 ? 1.0f / d : 0.0f;
+        int32_t sq = 0;
+        for (int32_t i = 0; i < G; i++) {
+            float t = p[i] * inv;
+            t = t > 127.0f ? 127.0f : t < -127.0f ? -127.0f : t;
+            int32_t v = t == t ? (int32_t)roundf(t) : 0;
+            /* q4_order: column i of a block of P sits at i/2, or P/2 + i/2 if odd */
+            int32_t at = !q4_order ? i : i / P * P + (i % P) / 2 + (i & 1) * (P / 2);
+            out->q[g * G + at] = (int8_t)v;
+            sq += v;
+        }
+        out->d[g] = d;
+        out->s[g] = sx;
+        out->sq[g] = sq;
+    }
 }
 
 void kern_matvec_ref(const qmat *w, const float *x, float *y) {
