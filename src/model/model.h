@@ -102,12 +102,20 @@ void model_free(model *m);
 laya_status model_from_params(const model_cfg *c, const float *params, tok *t, model **out);
 
 /* Writes a model file. params: f32 flat layout. dtype: QT_F32 or QT_F16
- * (quantized types in the quantize module). tok_blob: serialized tokenizer,
+ * (quantized types: model_save_quant). tok_blob: serialized tokenizer,
  * stored as the U8 tensor "tokenizer". meta_extra: a JSON object whose
  * string members are added to __metadata__ (provenance), may be NULL. */
 laya_status model_save(const char *path, const model_cfg *c, const float *params,
                        qtype dtype, const uint8_t *tok_blob, size_t tok_len,
                        const char *meta_extra, char *err, size_t errlen);
+/* As model_save, and dtype may also be QT_Q8 or QT_Q4: every matrix
+ * (embedding included) quantized with groups of `group` (32, 64 or 128; it
+ * must divide H and D), vectors kept f32. group is ignored for F32/F16. */
+laya_status model_save_quant(const char *path, const model_cfg *c, const float *params,
+                             qtype dtype, int32_t group, const uint8_t *tok_blob, size_t tok_len,
+                             const char *meta_extra, char *err, size_t errlen);
+/* 1 if model_save owns the __metadata__ key (meta_extra may not set it). */
+int model_meta_reserved(const char *key);
 
 /* ---- Stateful step ---- */
 

@@ -36,6 +36,12 @@ void st_sha256_hex(const uint8_t *p, size_t n, char hex[65]) {
     sodium_bin2hex(hex, 65, h, sizeof h);
 }
 
+void st_blake2b_hex(const uint8_t *p, size_t n, char hex[65]) {
+    unsigned char h[32];
+    crypto_generichash(h, sizeof h, p, n, NULL, 0);
+    sodium_bin2hex(hex, 65, h, sizeof h);
+}
+
 void st_free(st_file *f) {
     if (!f) return;
     for (int i = 0; i < f->n; i++) free(f->t[i].name);
@@ -225,11 +231,11 @@ done:
 
 typedef struct {
     FILE *fp;                           /* pass 2: write */
-    crypto_hash_sha256_state *sha;      /* pass 1: hash */
+    crypto_generichash_state *hash;     /* pass 1: hash */
 } sink;
 
 static int sink_put(sink *s, const void *p, size_t n) {
-    if (s->sha) return crypto_hash_sha256_update(s->sha, p, n) == 0;
+    if (s->hash) return crypto_generichash_update(s->hash, p, n) == 0;
     return fwrite(p, 1, n, s->fp) == n;
 }
 
@@ -261,7 +267,7 @@ static int emit_data(const st_out *t, int n, sink *s) {
 }
 
 laya_status st_write(const char *path, const st_out *t, int n, const json_t *meta,
-                     const char *sha_key, char *err, size_t errlen) {
+                     const char *sum_key, char *err, size_t errlen) {
     if (sodium_init() < 0) return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
     json_t *root = json_object(), *m = meta ? json_deep_copy(meta) : json_object();
     char *hdr = NULL, *tmp = NULL;
@@ -271,16 +277,16 @@ laya_status st_write(const char *path, const st_out *t, int n, const json_t *met
         st = err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory writing %s", path);
         goto done;
     }
-    if (sha_key) {
-        crypto_hash_sha256_state sha;
-        crypto_hash_sha256_init(&sha);
-        sink s = {.sha = &sha};
+    if (sum_key) {
+        crypto_generichash_state hs;
+        crypto_generichash_init(&hs, NULL, 0, 32);
+        sink s = {.hash = &hs};
         emit_data(t, n, &s);
-        unsigned char h[crypto_hash_sha256_BYTES];
+        unsigned char h[32];
         char hex[65];
-        crypto_hash_sha256_final(&sha, h);
+        crypto_generichash_final(&hs, h, sizeof h);
         sodium_bin2hex(hex, sizeof hex, h, sizeof h);
-        json_object_set_new(m, sha_key, json_string(hex));
+        json_object_set_new(m, sum_key, json_string(hex));
     }
     json_object_set(root, "__metadata__", m);
     uint64_t at = 0;
