@@ -24,5 +24,6 @@ int cmd_serve(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const struct {
     {"train", cmd_train, "train a model on a token corpus (CPU reference trainer)"},
     {"eval", cmd_eval, "measure keystroke savings and latency of an engine: laya eval TEXT..."},
     {"tokenizer", cmd_tokenizer, "tokenizer tools: laya tokenizer train|encode|decode|info"},
+    {"quantize", cmd_quantize, "write a q4/q8 model: laya quantize IN OUT --bits 4|8 [--group 64]"},
 };
 
 static void usage(FILE *f) {

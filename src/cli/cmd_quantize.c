@@ -1,0 +1,131 @@
+/* cmd_quantize.c - `laya quantize IN OUT --bits 4|8 [--group 32|64|128]`.
+ *
+ * Reads any Laya model (f32, f16, q8 or q4), rebuilds its f32 parameters
+ * (dequantizing if needed: quantizing a quantized model again adds the new
+ * rounding to the old), and writes OUT with every matrix quantized
+ * (kern/quant.h) and the vectors in f32, keeping the tokenizer and the
+ * provenance metadata. Prints both sizes and the time taken. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "kern/quant.h"
+#include "model/model.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: laya quantize IN OUT --bits 4|8 [--group 32|64|128]   (group default 64)\n"
+               "  writes OUT with every matrix (the embedding too) in group-wise affine q4 or q8,\n"
+               "  one f32 scale and bias per group of consecutive weights of a row\n");
+}
+
+/* The model's weights back in the flat f32 layout (model_tensors order). */
+static float *params_of(const model *m) {
+    const model_cfg *c = &m->cfg;
+    float *p = malloc(model_n_params(c) * sizeof *p);
+    if (!p) cli_die("out of memory");
+    model_params mp;
+    model_params_point(c, p, &mp);
+    const qmat *mats[1 + 6 * MODEL_MAX_L];
+    float *dst[1 + 6 * MODEL_MAX_L];
+    int n = 0;
+    mats[n] = &m->emb;
+    dst[n++] = mp.emb;
+    for (int l = 0; l < c->L; l++) {
+        const model_layer *ly = &m->layer[l];
+        model_layer_params *lp = &mp.layer[l];
+        const qmat *src[6] = {&ly->w_ih, &ly->w_hh, &ly->wq, &ly->wk, &ly->wv, &ly->wo};
+        float *to[6] = {lp->w_ih, lp->w_hh, lp->wq, lp->wk, lp->wv, lp->wo};
+        for (int k = 0; k < 6; k++) {
+            mats[n] = src[k];
+            dst[n++] = to[k];
+        }
+        memcpy(lp->b_ih, ly->b_ih, 3 * (size_t)c->H * sizeof(float));
+        memcpy(lp->b_hh, ly->b_hh, 3 * (size_t)c->H * sizeof(float));
+    }
+    memcpy(mp.norm, m->norm, (size_t)c->H * sizeof(float));
+    for (int i = 0; i < n; i++)
+        for (int32_t r = 0; r < mats[i]->rows; r++)
+            kern_row_f32(mats[i], r, dst[i] + (size_t)r * (size_t)mats[i]->cols);
+    return p;
+}
+
+/* The input's provenance (metadata the writer does not own), as JSON. */
+static char *provenance(const model *m, const char *in) {
+    json_t *meta = m->meta_json ? json_loads(m->meta_json, 0, NULL) : NULL, *out = json_object();
+    const char *k;
+    json_t *v;
+    if (meta)
+        json_object_foreach(meta, k, v) if (!model_meta_reserved(k)) json_object_set(out, k, v);
+    json_object_set_new(out, "quantized_from", json_string(in));
+    char *s = json_dumps(out, JSON_COMPACT);
+    json_decref(meta);
+    json_decref(out);
+    if (!s) cli_die("out of memory");
+    return s;
+}
+
+static long long file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+int cmd_quantize(int argc, char **argv) {
+    const char *in = NULL, *out = NULL;
+    int bits = 0;
+    long group = 64;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--bits") || !strcmp(a, "--group")) {
+            if (i + 1 >= argc) cli_die("%s needs a value (laya quantize --help)", a);
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i]) cli_die("%s: '%s' is not a number", a, argv[i]);
+            if (a[2] == 'b') bits = (int)v;
+            else group = v;
+        } else if (a[0] == '-' && a[1]) {
+            cli_die("unknown option '%s' (laya quantize --help)", a);
+        } else if (!in) {
+            in = a;
+        } else if (!out) {
+            out = a;
+        } else {
+            cli_die("unexpected argument '%s' (laya quantize --help)", a);
+        }
+    }
+    if (!in || !out) {
+        usage(stderr);
+        return 2;
+    }
+    if (bits != 4 && bits != 8) cli_die("--bits must be 4 or 8");
+    if (!quant_params_ok(bits, (int32_t)group)) cli_die("--group must be 32, 64 or 128");
+
+    model *m;
+    char err[512] = "";
+    laya_status st = model_load(in, &m, err, sizeof err);
+    if (st != LAYA_OK) cli_die("%s (%s)", err, laya_status_str(st));
+    float *p = params_of(m);
+    uint8_t *blob;
+    size_t blob_n;
+    if (tok_save(m->tok, &blob, &blob_n) != LAYA_OK) cli_die("out of memory saving the tokenizer");
+    char *extra = provenance(m, in);
+    st = model_save_quant(out, &m->cfg, p, bits == 8 ? QT_Q8 : QT_Q4, (int32_t)group, blob, blob_n, extra,
+                          err, sizeof err);
+    if (st != LAYA_OK) cli_die("cannot write %s: %s (%s)", out, err, laya_status_str(st));
+    long long a = file_size(in), b = file_size(out);
+    printf("%s: %lld bytes -> %s: %lld bytes (q%dg%ld, %.1f%% of the input; %.2f bits per parameter in the file)\n",
+           in, a, out, b, bits, group, a > 0 ? 100.0 * (double)b / (double)a : 0.0,
+           8.0 * (double)b / (double)model_n_params(&m->cfg));
+    free(extra);
+    free(blob);
+    free(p);
+    model_free(m);
+    return 0;
+}
