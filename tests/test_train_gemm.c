@@ -8,7 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/train_gemm.h"
 #include "train/train_ops.h"
+
+/* Every kernel this CPU can run, not only the one train_sgemm picks. */
+static const train_gemm_kern *kern_at(int i) {
+    if (i == 0) return &train_gemm_kern_avx2;
+    if (i == 1 && __builtin_cpu_supports("avx512f")) return &train_gemm_kern_avx512;
+    return NULL;
+}
+static const train_gemm_kern *cur_kern;
 
 static float frand(uint64_t *s) {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -25,7 +34,7 @@ static double one(int ta, int tb, int M, int N, int K, float alpha, float beta, 
     for (size_t i = 0; i < (size_t)ar * lda; i++) A[i] = frand(&s);
     for (size_t i = 0; i < (size_t)br * ldb; i++) B[i] = frand(&s);
     for (size_t i = 0; i < (size_t)M * ldc; i++) C[i] = R[i] = beta == 0.0f ? NAN : frand(&s);
-    train_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    train_sgemm_kern(cur_kern, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     train_sgemm_ref(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
     if (corrupt) C[(size_t)(M / 2) * ldc + N / 2] += 1e-3f * sqrtf((float)K);
     double worst = 0;
@@ -47,7 +56,8 @@ static double one(int ta, int tb, int M, int N, int K, float alpha, float beta, 
     return worst;
 }
 
-TEST(train_gemm_matches_ref) {
+/* The size sweep for cur_kern; returns on the first failure. */
+static void sweep(void) {
     static const int sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 97, 258};
     int ns = (int)(sizeof sizes / sizeof sizes[0]);
     for (int ta = 0; ta < 2; ta++)
@@ -58,14 +68,20 @@ TEST(train_gemm_matches_ref) {
                         int M = sizes[a], N = sizes[b], K = sizes[c];
                         float beta = (a + b) % 3 == 0 ? 0.0f : (a % 2 ? 1.0f : 0.5f);
                         double e = one(ta, tb, M, N, K, (c % 2) ? 1.0f : -0.75f, beta, (a + c) % 2 * 3, 0);
-                        CHECKF(e <= 1, "ta=%d tb=%d M=%d N=%d K=%d beta=%g: error %.3g x tolerance",
-                               ta, tb, M, N, K, beta, e);
+                        CHECKF(e <= 1, "%s: ta=%d tb=%d M=%d N=%d K=%d beta=%g: error %.3g x tolerance",
+                               cur_kern->name, ta, tb, M, N, K, beta, e);
                     }
     /* K larger than one K block, M larger than one M block. */
-    CHECK(one(0, 1, 200, 70, 600, 1.0f, 0.0f, 0, 0) <= 1);
-    CHECK(one(1, 0, 130, 300, 513, 1.0f, 1.0f, 1, 0) <= 1);
+    CHECKF(one(0, 1, 200, 70, 600, 1.0f, 0.0f, 0, 0) <= 1, "%s", cur_kern->name);
+    CHECKF(one(1, 0, 130, 300, 513, 1.0f, 1.0f, 1, 0) <= 1, "%s", cur_kern->name);
+}
+
+TEST(train_gemm_matches_ref) {
+    for (int i = 0; i < 2; i++)
+        if ((cur_kern = kern_at(i))) sweep();
 }
 
 TEST(train_gemm_check_catches_error) {
+    cur_kern = train_gemm_kern_get();
     CHECK(one(0, 1, 33, 17, 64, 1.0f, 0.0f, 0, 1) > 1);
 }

@@ -3,77 +3,114 @@
  * Classic three-level blocking (Goto/BLIS style, written from the idea, not
  * from their code): for each K block of KC, op(B) is packed into panels of
  * NR columns (k-major), and each thread packs its MC-row block of op(A) into
- * panels of MR rows; a register-tiled MR x NR micro-kernel (12 AVX2
- * accumulators through GCC vector extensions; the file is built with
- * -march=x86-64-v3) runs over the packed panels. Edges are zero-padded in
- * the packs, so the kernel has no edge cases; partial tiles go through a
- * small buffer. Tiles of C are distributed over threads; every element of C
- * sums over K in the same order whatever the thread count. */
+ * panels of MR rows; a register-tiled MR x NR micro-kernel (train_gemm.h:
+ * AVX2+FMA here, 6 x 16 in 12 accumulators; AVX-512 in train_gemm_avx512.c)
+ * runs over the packed panels. Edges are zero-padded in the packs, so the
+ * kernel has no edge cases; partial tiles go through a small buffer. Tiles
+ * of C are distributed over threads; every element of C sums over K in the
+ * same order whatever the thread count. */
 #include "train/train_ops.h"
+#include "train/train_gemm.h"
 
+#include <immintrin.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
-enum { MR = 6, NR = 16, KC = 256, MC = 96 };
+enum { KC = 256, MC = 96 };
 
-typedef float v8 __attribute__((vector_size(32)));
-
-static inline v8 load8(const float *p) {
-    v8 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void store8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
-
-/* acc(MR,NR) = sum_k a[k*MR+i] * b[k*NR+j] over packed panels. */
-static void micro(int kc, const float *a, const float *b, float *acc) {
-    v8 c[MR][2];
-    for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = (v8){0};
+static void micro_avx2(int kc, const float *a, const float *b, float *acc) {
+    __m256 c[6][2];
+    for (int i = 0; i < 6; i++) c[i][0] = c[i][1] = _mm256_setzero_ps();
     for (int k = 0; k < kc; k++) {
-        v8 b0 = load8(b + k * NR), b1 = load8(b + k * NR + 8);
-        for (int i = 0; i < MR; i++) {
-            float s = a[k * MR + i];
-            v8 av = {s, s, s, s, s, s, s, s};
-            c[i][0] += av * b0;
-            c[i][1] += av * b1;
+        __m256 b0 = _mm256_loadu_ps(b + k * 16), b1 = _mm256_loadu_ps(b + k * 16 + 8);
+        for (int i = 0; i < 6; i++) {
+            __m256 av = _mm256_broadcast_ss(a + k * 6 + i);
+            c[i][0] = _mm256_fmadd_ps(av, b0, c[i][0]);
+            c[i][1] = _mm256_fmadd_ps(av, b1, c[i][1]);
         }
     }
-    for (int i = 0; i < MR; i++) {
-        store8(acc + i * NR, c[i][0]);
-        store8(acc + i * NR + 8, c[i][1]);
+    for (int i = 0; i < 6; i++) {
+        _mm256_storeu_ps(acc + i * 16, c[i][0]);
+        _mm256_storeu_ps(acc + i * 16 + 8, c[i][1]);
     }
+}
+
+const train_gemm_kern train_gemm_kern_avx2 = {"avx2", 6, 16, micro_avx2};
+
+static const train_gemm_kern *chosen;
+static void choose(void) {
+    const char *e = getenv("LAYA_KERN");
+    int force2 = e && (!strcmp(e, "avx2") || !strcmp(e, "ref"));
+    __builtin_cpu_init();
+    /* libgcc's check includes the OS saving the ZMM state (XGETBV). */
+    chosen = !force2 && __builtin_cpu_supports("avx512f") ? &train_gemm_kern_avx512 : &train_gemm_kern_avx2;
+}
+const train_gemm_kern *train_gemm_kern_get(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, choose);
+    return chosen;
 }
 
 static inline float elt(const float *X, int ld, int trans, int r, int c) {
     return trans ? X[(size_t)c * ld + r] : X[(size_t)r * ld + c];
 }
 
-/* Packs op(A)[i0..i0+mc, k0..k0+kc) into MR-row panels, zero-padded. */
-static void pack_a(int ta, const float *A, int lda, int i0, int mc, int k0, int kc, float *ap) {
+void train_gemm_pack_a(const train_gemm_kern *kn, int ta, const float *A, int lda, int i0, int mc, int k0,
+                       int kc, float *ap) {
+    int MR = kn->mr;
     for (int ip = 0; ip < mc; ip += MR) {
         float *dst = ap + (size_t)ip * kc;
         int mr = mc - ip < MR ? mc - ip : MR;
-        for (int k = 0; k < kc; k++)
-            for (int i = 0; i < MR; i++)
-                dst[k * MR + i] = i < mr ? elt(A, lda, ta, i0 + ip + i, k0 + k) : 0.0f;
+        if (!ta) {
+            for (int i = 0; i < MR; i++) {
+                const float *src = A + (size_t)(i0 + ip + i) * lda + k0;
+                if (i < mr)
+                    for (int k = 0; k < kc; k++) dst[k * MR + i] = src[k];
+                else
+                    for (int k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
+            }
+            continue;
+        }
+        for (int k = 0; k < kc; k++) {
+            const float *src = A + (size_t)(k0 + k) * lda + i0 + ip;
+            for (int i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? src[i] : 0.0f;
+        }
     }
 }
 
-/* Packs op(B)[k0..k0+kc, j0..j0+nr) into one NR-column panel, zero-padded. */
-static void pack_b(int tb, const float *B, int ldb, int k0, int kc, int j0, int nr, float *bp) {
+void train_gemm_pack_b(const train_gemm_kern *kn, int tb, const float *B, int ldb, int k0, int kc, int j0,
+                       int nr, float *bp) {
+    int NR = kn->nr;
+    if (tb) {
+        for (int j = 0; j < NR; j++) {
+            const float *src = B + (size_t)(j0 + j) * ldb + k0;
+            if (j < nr)
+                for (int k = 0; k < kc; k++) bp[(size_t)k * NR + j] = src[k];
+            else
+                for (int k = 0; k < kc; k++) bp[(size_t)k * NR + j] = 0.0f;
+        }
+        return;
+    }
     for (int k = 0; k < kc; k++) {
         float *dst = bp + (size_t)k * NR;
-        if (!tb && nr == NR) {
-            memcpy(dst, B + (size_t)(k0 + k) * ldb + j0, NR * sizeof(float));
+        const float *src = B + (size_t)(k0 + k) * ldb + j0;
+        if (nr == NR) {
+            memcpy(dst, src, (size_t)NR * sizeof(float));
             continue;
         }
-        for (int j = 0; j < NR; j++) dst[j] = j < nr ? elt(B, ldb, tb, k0 + k, j0 + j) : 0.0f;
+        for (int j = 0; j < NR; j++) dst[j] = j < nr ? src[j] : 0.0f;
     }
 }
 
 void train_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                  const float *B, int ldb, float beta, float *C, int ldc) {
+    train_sgemm_kern(train_gemm_kern_get(), ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void train_sgemm_kern(const train_gemm_kern *kn, int ta, int tb, int M, int N, int K, float alpha,
+                      const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
         for (int i = 0; i < M; i++)
@@ -81,6 +118,7 @@ void train_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *
                 C[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t)i * ldc + j];
         return;
     }
+    const int MR = kn->mr, NR = kn->nr;
     int npan = (N + NR - 1) / NR;
     int kcmax = K < KC ? K : KC;
     float *bp = aligned_alloc(64, ((size_t)npan * NR * kcmax * sizeof(float) + 63) / 64 * 64);
@@ -100,21 +138,21 @@ void train_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *
 #pragma omp for schedule(static)
             for (int p = 0; p < npan; p++) {
                 int j0 = p * NR;
-                pack_b(tb, B, ldb, k0, kc, j0, N - j0 < NR ? N - j0 : NR, bp + (size_t)p * NR * kc);
+                train_gemm_pack_b(kn, tb, B, ldb, k0, kc, j0, N - j0 < NR ? N - j0 : NR, bp + (size_t)p * NR * kc);
             }
             float ap[MC * KC];
-            float acc[MR * NR];
+            float acc[32 * 32];
 #pragma omp for collapse(2) schedule(dynamic)
             for (int mb = 0; mb < mblocks; mb++) {
                 for (int nb = 0; nb < ntiles_n; nb++) {
                     int i0 = mb * MC, mc = M - i0 < MC ? M - i0 : MC;
-                    pack_a(ta, A, lda, i0, mc, k0, kc, ap);
+                    train_gemm_pack_a(kn, ta, A, lda, i0, mc, k0, kc, ap);
                     int p1 = (nb + 1) * tp < npan ? (nb + 1) * tp : npan;
                     for (int p = nb * tp; p < p1; p++) {
                         int j0 = p * NR, nr = N - j0 < NR ? N - j0 : NR;
                         for (int ip = 0; ip < mc; ip += MR) {
                             int mr = mc - ip < MR ? mc - ip : MR;
-                            micro(kc, ap + (size_t)ip * kc, bp + (size_t)p * NR * kc, acc);
+                            kn->micro(kc, ap + (size_t)ip * kc, bp + (size_t)p * NR * kc, acc);
                             for (int i = 0; i < mr; i++) {
                                 float *c = C + (size_t)(i0 + ip + i) * ldc + j0;
                                 const float *s = acc + i * NR;
