@@ -104,3 +104,13 @@ presage-deps:
 bench-peers: presage-deps $(BUILD)/laya
 	$(MAKE) $(PRESAGE_ADAPTER)
 	LAYA=$(BUILD)/laya OUT=$(BUILD)/peers sh peers/bench.sh
+
+# ---- daemon and IBus engine (issue 7) --------------------------------------
+# src/server: the JSON-lines protocol (proto_) shared by `laya serve --stdio`
+# and the Unix-socket daemon `laya serve --socket` (srv_); they join
+# liblaya.a as the simulator does. The IBus engine is built only on request
+# (`make ibus`, needs libibus-1.0-dev); `make test-e2e` drives it under Xvfb.
+SERVER_SRC = $(sort $(wildcard src/server/*.c))
+SERVER_OBJ = $(SERVER_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/liblaya.a: $(SERVER_OBJ)
+-include $(SERVER_OBJ:.o=.d)

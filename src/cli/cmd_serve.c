@@ -1,5 +1,7 @@
-/* cmd_serve.c - `laya serve --stdio`: the JSON-lines suggestion protocol of
- * shared/EVAL.md on stdin/stdout, one reply line per request line.
+/* cmd_serve.c - `laya serve`: the JSON-lines suggestion protocol of
+ * shared/EVAL.md (server/proto.h) on stdin/stdout (--stdio, one reply line
+ * per request line) or as a daemon on a Unix socket (--socket [PATH],
+ * server/srv.h: many clients at once, one model in memory).
  *
  *   {"op":"suggest","session":"s1","context":"...","k":3}
  *        -> {"suggestions":["...", ...],"us":<engine microseconds>}
@@ -8,208 +10,86 @@
  *   {"op":"score","session":"s1","text":"..."}    -> {"bits":B,"bytes":N}
  *        (the model's cost of text as a fresh document, for bits per byte)
  *
- * "session" is optional ("default"); at most --max-sessions (16: about 2 MB
- * each with the default model) live at once,
- * the least recently used one is closed to make room. Anything malformed
- * (bad JSON, invalid UTF-8, a wrong type, an unknown op, a line over
- * MAX_LINE bytes) gets {"error":"..."} and the server reads on. Blank lines
- * are skipped. Commit is acknowledged; learning from it is the personal
- * model's job (C8) and nothing typed is ever logged. */
+ * "session" is optional ("default"); sessions are per connection (stdio is
+ * one). At most --max-sessions live at once (about 2 MB each with the
+ * default model); the least recently used one is closed to make room.
+ * Anything malformed (bad JSON, invalid UTF-8, a wrong type, an unknown op,
+ * a line over the line limit) gets {"error":"..."} and the server reads on.
+ * Blank lines are skipped. Nothing typed is ever logged. */
 #include <errno.h>
-#include <jansson.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "engine/engine.h"
+#include "server/proto.h"
+#include "server/srv.h"
 
-enum { MAX_LINE = 8 << 20, MAX_SID = 128, DEFAULT_SESSIONS = 16 };
-
-typedef struct {
-    char id[MAX_SID + 1];
-    laya_session *s;
-    uint64_t used;   /* request counter at last use: the LRU order */
-} slot;
-
-typedef struct {
-    laya_model *m;
-    engine_cfg cfg;
-    slot *slots;
-    int n_slots, max_slots;
-    uint64_t clock;
-} server;
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
+enum { STDIO_MAX_LINE = 8 << 20, STDIO_SESSIONS = 16, SOCKET_SESSIONS = 64 };
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya serve --stdio [--model PATH] [--max-sessions N]\n"
+            "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
+            "                  [--max-line BYTES] [--max-clients N]\n"
             "                  [--beam N] [--max-tokens N] [--max-words N]\n"
-            "Answers JSON lines on stdin with JSON lines on stdout (shared/EVAL.md):\n"
+            "Answers JSON lines with JSON lines (shared/EVAL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
             "  {\"op\":\"commit\",\"session\":\"s1\",\"text\":\"...\"}   {\"op\":\"reset\",\"session\":\"s1\"}\n"
             "  {\"op\":\"score\",\"text\":\"...\"}  (bits the model needs for the text)\n"
-            "Sessions: at most --max-sessions (default %d); the least recently used is closed.\n",
-            DEFAULT_SESSIONS);
+            "--stdio            on stdin/stdout (lines up to %d bytes)\n"
+            "--socket [PATH]    a daemon on a Unix socket (0600), default\n"
+            "                   $XDG_RUNTIME_DIR/laya/laya.sock; lines up to 1 MiB; stops on\n"
+            "                   SIGTERM/SIGINT and removes the socket\n"
+            "Sessions are per connection; at most --max-sessions over all of them (default\n"
+            "%d with --stdio, %d with --socket); the least recently used is closed.\n",
+            STDIO_MAX_LINE, STDIO_SESSIONS, SOCKET_SESSIONS);
 }
 
-static int parse_int(const char *opt, const char *v, int lo, int hi) {
+static long parse_int(const char *opt, const char *v, long lo, long hi) {
     char *end;
     errno = 0;
     long x = v ? strtol(v, &end, 10) : 0;
     if (!v || errno || end == v || *end || x < lo || x > hi)
-        cli_die("%s expects an integer in %d..%d, got '%s'", opt, lo, hi, v ? v : "(nothing)");
-    return (int)x;
+        cli_die("%s expects an integer in %ld..%ld, got '%s'", opt, lo, hi, v ? v : "(nothing)");
+    return x;
 }
 
 /* Writes one reply line; a closed stdout ends the server quietly. */
-static void reply(json_t *j) {
-    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    json_decref(j);
-    if (!s) s = strdup("{\"error\":\"internal error: cannot encode the reply\"}");
-    if (!s || fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) exit(0);
-    free(s);
+static void stdio_reply(char *r) {
+    static const char oom[] = "{\"error\":\"out of memory\"}";
+    if (fputs(r ? r : oom, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) exit(0);
+    free(r);
 }
 
-static void reply_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void reply_error(const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    reply(json_pack("{s:s}", "error", msg));
+static void stdio_line(void *ctx, const char *line, size_t n) {
+    stdio_reply(line ? proto_handle(ctx, 0, line, n)
+                     : proto_error("request line longer than %d bytes: refused", STDIO_MAX_LINE));
 }
 
-/* The session named id, opened if new (closing the least recently used one
- * when all slots are taken). NULL with an error reply sent on failure. */
-static laya_session *session_get(server *sv, const char *id) {
-    slot *lru = NULL;
-    for (int i = 0; i < sv->n_slots; i++) {
-        if (!strcmp(sv->slots[i].id, id)) {
-            sv->slots[i].used = ++sv->clock;
-            return sv->slots[i].s;
-        }
-        if (!lru || sv->slots[i].used < lru->used) lru = &sv->slots[i];
+static int serve_stdio(proto *p) {
+    /* Lines are cut by proto_lines: an overlong line is skipped to its
+     * newline and refused, never grown into unbounded memory. */
+    proto_lines in;
+    proto_lines_init(&in, STDIO_MAX_LINE);
+    static char buf[64 * 1024];
+    for (;;) {
+        ssize_t n = read(0, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        proto_lines_feed(&in, buf, (size_t)n, stdio_line, p);
     }
-    slot *sl;
-    if (sv->n_slots < sv->max_slots) {
-        sl = &sv->slots[sv->n_slots++];
-    } else {
-        sl = lru;
-        laya_session_free(sl->s);
-        sl->s = NULL;
-    }
-    laya_status st = laya_session_new(sv->m, &sl->s);
-    if (st == LAYA_OK) st = engine_set_cfg(sl->s, &sv->cfg);
-    if (st != LAYA_OK) {
-        laya_session_free(sl->s);
-        *sl = sv->slots[--sv->n_slots];
-        reply_error("cannot open session: %s", laya_status_str(st));
-        return NULL;
-    }
-    snprintf(sl->id, sizeof sl->id, "%s", id);
-    sl->used = ++sv->clock;
-    return sl->s;
-}
-
-/* A string member: NULL (and an error reply) if absent or not a string,
- * unless optional. */
-static const char *get_str(json_t *req, const char *key, int optional, size_t *len) {
-    json_t *v = json_object_get(req, key);
-    if (!v && optional) return NULL;
-    if (!json_is_string(v)) {
-        reply_error("\"%s\" must be a string", key);
-        return NULL;
-    }
-    if (len) *len = json_string_length(v);
-    return json_string_value(v);
-}
-
-static void op_suggest(server *sv, json_t *req, laya_session *s) {
-    size_t len;
-    const char *ctx = get_str(req, "context", 0, &len);
-    if (!ctx) return;
-    int k = 3;
-    json_t *jk = json_object_get(req, "k");
-    if (jk) {
-        if (!json_is_integer(jk) || json_integer_value(jk) < 0 || json_integer_value(jk) > ENGINE_MAX_K) {
-            reply_error("\"k\" must be an integer in 0..%d", ENGINE_MAX_K);
-            return;
-        }
-        k = (int)json_integer_value(jk);
-    }
-    laya_suggestion out[ENGINE_MAX_K];
-    int n = 0;
-    double t0 = now_us();
-    laya_status st = laya_session_set_context(s, ctx, len);
-    if (st == LAYA_OK) st = laya_suggest(s, k, out, &n);
-    double us = now_us() - t0;
-    if (st != LAYA_OK) {
-        reply_error("suggest failed: %s", laya_status_str(st));
-        return;
-    }
-    json_t *arr = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(arr, json_stringn(out[i].text, out[i].len));
-    reply(json_pack("{s:o,s:I}", "suggestions", arr, "us", (json_int_t)(us + 0.5)));
-}
-
-static void handle(server *sv, const char *line, size_t n) {
-    json_error_t je;
-    json_t *req = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
-    if (!req) {
-        reply_error("malformed request (column %d): %s", je.column, je.text);
-        return;
-    }
-    if (!json_is_object(req)) {
-        reply_error("a request must be a JSON object");
-        json_decref(req);
-        return;
-    }
-    const char *op = get_str(req, "op", 0, NULL);
-    const char *sid = op ? get_str(req, "session", 1, NULL) : NULL;
-    if (!op || (!sid && json_object_get(req, "session"))) {
-        json_decref(req);
-        return;
-    }
-    if (!sid) sid = "default";
-    if (strlen(sid) > MAX_SID || !*sid) {
-        reply_error("\"session\" must be 1..%d bytes", MAX_SID);
-    } else if (!strcmp(op, "suggest")) {
-        laya_session *s = session_get(sv, sid);
-        if (s) op_suggest(sv, req, s);
-    } else if (!strcmp(op, "commit")) {
-        if (get_str(req, "text", 0, NULL)) reply(json_pack("{s:b}", "ok", 1));
-    } else if (!strcmp(op, "reset")) {
-        for (int i = 0; i < sv->n_slots; i++)
-            if (!strcmp(sv->slots[i].id, sid)) laya_session_reset(sv->slots[i].s);
-        reply(json_pack("{s:b}", "ok", 1));
-    } else if (!strcmp(op, "score")) {
-        size_t len;
-        const char *text = get_str(req, "text", 0, &len);
-        double bits = 0;
-        laya_status st = text ? engine_score(sv->m, text, len, &bits) : LAYA_OK;
-        if (text && st != LAYA_OK) reply_error("score failed: %s", laya_status_str(st));
-        else if (text) reply(json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len));
-    } else {
-        reply_error("unknown op \"%.64s\" (expected suggest, commit, reset or score)", op);
-    }
-    json_decref(req);
+    proto_lines_finish(&in, stdio_line, p);
+    proto_lines_free(&in);
+    return 0;
 }
 
 int cmd_serve(int argc, char **argv) {
-    const char *model_path = NULL;
-    int stdio = 0, max_sessions = DEFAULT_SESSIONS;
+    const char *model_path = NULL, *sock_path = NULL;
+    int stdio = 0, sock = 0, max_sessions = 0;
     engine_cfg cfg = engine_cfg_default();
+    srv_cfg scfg = srv_cfg_default();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -217,68 +97,83 @@ int cmd_serve(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--stdio")) {
             stdio = 1;
+        } else if (!strcmp(a, "--socket")) {
+            sock = 1;
+            if (v && v[0] != '-') {
+                sock_path = v;
+                i++;
+            }
         } else if (!strcmp(a, "--model")) {
             if (!v) cli_die("--model expects a path");
             model_path = v;
             i++;
         } else if (!strcmp(a, "--max-sessions")) {
-            max_sessions = parse_int(a, v, 1, 100000);
+            max_sessions = (int)parse_int(a, v, 1, 100000);
+            i++;
+        } else if (!strcmp(a, "--max-line")) {
+            scfg.max_line = (size_t)parse_int(a, v, 64, 64L << 20);
+            i++;
+        } else if (!strcmp(a, "--max-clients")) {
+            scfg.max_clients = (int)parse_int(a, v, 1, 100000);
             i++;
         } else if (!strcmp(a, "--beam")) {
-            cfg.beam = parse_int(a, v, 1, ENGINE_MAX_BEAM);
+            cfg.beam = (int)parse_int(a, v, 1, ENGINE_MAX_BEAM);
             i++;
         } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = parse_int(a, v, 1, 64);
+            cfg.max_tokens = (int)parse_int(a, v, 1, 64);
             i++;
         } else if (!strcmp(a, "--max-words")) {
-            cfg.max_words = parse_int(a, v, 1, 64);
+            cfg.max_words = (int)parse_int(a, v, 1, 64);
             i++;
         } else {
             usage(stderr);
             cli_die("serve: unknown option '%s'", a);
         }
     }
-    if (!stdio) {
+    if (stdio == sock) {
         usage(stderr);
-        cli_die("serve: only --stdio is available in this build (say --stdio)");
+        cli_die("serve: say either --stdio or --socket [PATH]");
     }
-    signal(SIGPIPE, SIG_IGN);
-    server sv = {.cfg = cfg, .max_slots = max_sessions};
-    sv.slots = calloc((size_t)max_sessions, sizeof *sv.slots);
-    char *buf = malloc(MAX_LINE + 1);
-    if (!sv.slots || !buf) cli_die("out of memory");
-    sv.m = cli_load_model(model_path);
+    if (!max_sessions) max_sessions = stdio ? STDIO_SESSIONS : SOCKET_SESSIONS;
 
-    /* Lines are read into one fixed buffer: an overlong line is skipped to
-     * its newline and refused, never grown into unbounded memory. */
-    size_t len = 0;
-    int skipping = 0;
-    for (;;) {
-        int c = getchar_unlocked();
-        if (c == EOF) break;
-        if (c != '\n') {
-            if (skipping) continue;
-            if (len == MAX_LINE) {
-                skipping = 1;
-                continue;
-            }
-            buf[len++] = (char)c;
-            continue;
+    char err[512] = "";
+    srv *s = NULL;
+    if (sock) {
+        /* Bind before loading the model: a second daemon is refused at
+         * once, and clients that connect early wait in the backlog. */
+        char def[256];
+        if (!sock_path) {
+            if (srv_default_path(def, sizeof def, err, sizeof err) != LAYA_OK) cli_die("serve: %s", err);
+            sock_path = def;
         }
-        if (skipping) {
-            reply_error("request line longer than %d bytes: refused", MAX_LINE);
-        } else {
-            size_t a = 0;
-            while (a < len && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r')) a++;
-            if (a < len) handle(&sv, buf + a, len - a);
-        }
-        len = 0;
-        skipping = 0;
+        if (srv_open(sock_path, sock_path == def, &scfg, &s, err, sizeof err) != LAYA_OK)
+            cli_die("serve: %s", err);
     }
-    if (len && !skipping) handle(&sv, buf, len);
-    for (int i = 0; i < sv.n_slots; i++) laya_session_free(sv.slots[i].s);
-    free(sv.slots);
-    free(buf);
-    laya_model_free(sv.m);
-    return 0;
+    const char *mpath = cli_model_path(model_path);
+    laya_model *m = NULL;
+    proto *p = NULL;
+    laya_status st = laya_model_load(mpath, &m, err, sizeof err);
+    if (st != LAYA_OK) {
+        srv_close(s);   /* the socket goes before the message, so no stale one is left */
+        cli_die("cannot load model '%s': %s%s%s\n  hint: pass --model PATH or set LAYA_MODEL", mpath,
+                laya_status_str(st), *err ? ": " : "", err);
+    }
+    if (proto_new(m, &cfg, max_sessions, &p) != LAYA_OK) {
+        srv_close(s);
+        cli_die("out of memory");
+    }
+    int rc = 0;
+    if (stdio) {
+        rc = serve_stdio(p);
+    } else {
+        fprintf(stderr, "laya: serving on %s (pid %ld)\n", sock_path, (long)getpid());
+        if (srv_run(s, p, err, sizeof err) != LAYA_OK) {
+            fprintf(stderr, "laya: serve: %s\n", err);
+            rc = 1;
+        }
+        srv_close(s);
+    }
+    proto_free(p);
+    laya_model_free(m);
+    return rc;
 }

@@ -1,0 +1,73 @@
+/* proto.h - the JSON-lines suggestion protocol of shared/EVAL.md, apart
+ * from any transport. `laya serve --stdio` and the Unix-socket daemon
+ * (srv.h) both cut their input into lines with proto_lines and answer each
+ * line with proto_handle, so the two speak exactly the same protocol.
+ *
+ *   {"op":"suggest","session":"s1","context":"...","k":3}
+ *        -> {"suggestions":["...", ...],"us":<engine microseconds>}
+ *   {"op":"commit","session":"s1","text":"..."}   -> {"ok":true}
+ *   {"op":"reset","session":"s1"}                 -> {"ok":true}
+ *   {"op":"score","session":"s1","text":"..."}    -> {"bits":B,"bytes":N}
+ *   anything malformed                            -> {"error":"..."}
+ *
+ * Sessions: "session" is optional ("default"). Every session belongs to an
+ * owner (a client connection; stdio has one), so two clients that both say
+ * "s1" never see each other's text. At most max_sessions live at once over
+ * all owners; the least recently used one is closed to make room (a closed
+ * session reopens empty and the next context is read afresh: slower, never
+ * wrong). Commit is acknowledged; learning from it is the personal model's
+ * job (C8) and nothing typed is ever logged. Nothing here prints or exits. */
+#ifndef LAYA_PROTO_H
+#define LAYA_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "laya.h"
+#include "engine/engine.h"
+
+enum { PROTO_MAX_SID = 128 };
+
+typedef struct proto proto;
+
+/* A protocol handler over model m (borrowed: m must outlive it) with the
+ * given search parameters and session cap (>= 1). *out owned by the caller. */
+laya_status proto_new(const laya_model *m, const engine_cfg *cfg, int max_sessions, proto **out);
+void proto_free(proto *p);
+
+/* Answers one request line (no newline; leading blanks allowed) from the
+ * client `owner`. Returns the reply line without its newline, malloc'd and
+ * owned by the caller; NULL only when memory ran out. */
+char *proto_handle(proto *p, uint64_t owner, const char *line, size_t n);
+
+/* An {"error":"..."} reply line for transport-level refusals (an overlong
+ * line); malloc'd, owned by the caller, NULL when memory ran out. */
+char *proto_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Closes every session of owner (its connection is gone). */
+void proto_drop_owner(proto *p, uint64_t owner);
+
+/* Live sessions over all owners (tests, the daemon's accounting). */
+int proto_sessions(const proto *p);
+
+/* Line framing. Bytes are fed as they arrive; each complete line is passed
+ * to fn without its newline (and without a trailing '\r'). Whitespace-only
+ * lines are skipped. A line longer than max bytes is never stored: its
+ * bytes are dropped up to its newline and fn gets (NULL, 0) once for it,
+ * so memory per client stays under max however the client misbehaves. The
+ * buffer grows on demand, so an idle client costs almost nothing. */
+typedef void (*proto_line_fn)(void *ctx, const char *line, size_t n);
+
+typedef struct {
+    char *buf;
+    size_t len, cap, max;
+    int skipping;   /* inside an overlong line, waiting for its newline */
+} proto_lines;
+
+void proto_lines_init(proto_lines *r, size_t max);
+/* LAYA_ERR_NOMEM if the buffer could not grow (the bytes are lost). */
+laya_status proto_lines_feed(proto_lines *r, const char *data, size_t n, proto_line_fn fn, void *ctx);
+/* At end of input: an unterminated last line counts as a line. */
+void proto_lines_finish(proto_lines *r, proto_line_fn fn, void *ctx);
+void proto_lines_free(proto_lines *r);
+
+#endif

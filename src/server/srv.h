@@ -1,0 +1,54 @@
+/* srv.h - the Laya daemon's Unix-socket transport: one epoll loop, many
+ * clients, each speaking the JSON-lines protocol of proto.h.
+ *
+ * Contract:
+ *  - One thread serves every client; one model is in memory. Each
+ *    connection is its own session namespace (proto.h): its sessions close
+ *    when it disconnects.
+ *  - A request is a line. A line longer than cfg.max_line gets an error
+ *    reply and is dropped; a client that stops reading its replies is not
+ *    read from until it does (replies waiting per client are bounded); a
+ *    client that vanishes, even mid-line, is closed and forgotten. No
+ *    client can stop the others or the daemon.
+ *  - The socket is 0600; the default one lives in $XDG_RUNTIME_DIR/laya/
+ *    (made 0700). A lock file beside it (PATH.lock, flock) makes a second
+ *    daemon on the same path refuse to start; a socket left by a daemon
+ *    that died (no lock held) is reclaimed.
+ *  - srv_run returns on SIGTERM or SIGINT (read through a signalfd, so no
+ *    handler runs in the middle of a request); srv_close removes the
+ *    socket. Nothing here prints or exits: errors come back as a status and
+ *    a sentence in err. */
+#ifndef LAYA_SRV_H
+#define LAYA_SRV_H
+
+#include <stddef.h>
+#include "laya.h"
+#include "server/proto.h"
+
+typedef struct {
+    size_t max_line;     /* longest request line, bytes */
+    int max_clients;     /* connections beyond this get an error and are closed */
+    size_t max_pending;  /* reply bytes waiting for a client before it is no longer read */
+} srv_cfg;
+
+srv_cfg srv_cfg_default(void);
+
+/* The default socket path, $XDG_RUNTIME_DIR/laya/laya.sock, into buf.
+ * LAYA_ERR_ARG with a hint in err when XDG_RUNTIME_DIR is unset. */
+laya_status srv_default_path(char *buf, size_t n, char *err, size_t errlen);
+
+typedef struct srv srv;
+
+/* Takes the lock, reclaims a stale socket, binds and listens on path, and
+ * blocks SIGTERM/SIGINT for the calling thread. When make_dir is set the
+ * socket's directory is created 0700 if missing (the default path). *out
+ * owned by the caller: srv_close. */
+laya_status srv_open(const char *path, int make_dir, const srv_cfg *cfg, srv **out, char *err, size_t errlen);
+
+/* Serves p until SIGTERM or SIGINT. */
+laya_status srv_run(srv *s, proto *p, char *err, size_t errlen);
+
+/* Closes every connection, removes the socket and the lock file. */
+void srv_close(srv *s);
+
+#endif
