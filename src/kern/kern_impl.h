@@ -21,8 +21,9 @@ void kern_dot_rows_ref(const qmat *w, const int32_t *rows, int n, const float *x
 /* ---- q8/q4: the activation side of the integer kernels ----
  *
  * The per-ISA q8/q4 kernels quantize x once per call, per group of G
- * columns (the weights' groups): d = max|x| / 127, xq = round(x / d) in
- * -127..127 (0 where d = 0), so |x - d*xq| <= d/2. Each group's integer dot
+ * columns (the weights' groups): d = max|x| / 127, xq = x * (1/d) rounded
+ * to nearest (ties to even) in -127..127 (0 where d = 0), so |x - d*xq| <=
+ * d/2 (plus an ulp of the product). Each group's integer dot
  * I = sum q*xq is then exact (int32), and a row is
  *     y = sum_g [ s_g * d_g * I_g + b_g * sx_g ],   sx_g = sum x (f32),
  * which differs from the f32 reference (kern_ref.c) only through xq:

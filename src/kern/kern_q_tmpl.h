@@ -10,7 +10,7 @@
  *
  * Numerics (kern_impl.h): x is quantized per group once per call; the
  * integer dots are exact; per group the f32 part is
- *     acc += (s_g * d_g) * I_g   (8 lanes, FMA),   bacc += b_g * sx_g,
+ *     acc += (s_g * d_g) * I_g   (8 lanes, FMA),   then acc += b_g * sx_g,
  * so the result differs from the f32 reference by x's quantization plus f32
  * rounding of these few terms.
  *
@@ -28,46 +28,68 @@ static inline float q_hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+/* min(n, 8) floats from p, zeros after: never reads past p[n-1]. */
+static inline __m256 q_load8(const float *p, int32_t n) {
+    if (n >= 8) return _mm256_loadu_ps(p);
+    __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_maskload_ps(p, m);
+}
+
 /* out[i*NV + j] = W[rows[i]] . x_j for NR rows against NV quantized vectors
  * (NR*NV <= 4): each loaded weight chunk serves NV vectors, each x chunk NR
- * rows. NR, NV, q4 are constants at every call, so the loops unroll. */
+ * rows. NR, NV, q4 and G (== w->group) are constants at every call; the
+ * loops over them are unrolled (pragmas: -O2 alone leaves them rolled, with
+ * I and acc in memory; a run-time G costs register copies per group). */
 static inline __attribute__((always_inline)) void
 qtile(const qmat *w, const int32_t *rows, const kern_qx *const *xs, int NR, int NV, float *out,
-      int q4) {
-    const int32_t G = w->group, NG = w->cols / G;
+      int q4, const int32_t G) {
+    const int32_t NG = w->cols / G;
     const size_t rb = quant_row_bytes(q4 ? 4 : 8, w->cols), gb = q4 ? (size_t)G / 2 : (size_t)G;
     const uint8_t *p[4];
     const float *sc[4], *bi[4];
+    _Pragma("GCC unroll 4")
     for (int i = 0; i < NR; i++) {
         p[i] = (const uint8_t *)w->data + (size_t)rows[i] * rb;
         sc[i] = w->scales + (size_t)rows[i] * NG;
         bi[i] = w->biases + (size_t)rows[i] * NG;
     }
+    /* s_g * d_g per (row, vector) in a pre-pass, 8 groups at a time, so the
+     * group loop spends only a convert and an FMA with a broadcast load */
+    float sd[4][KERN_QX_MAX_GROUPS] __attribute__((aligned(32)));
+    _Pragma("GCC unroll 4")
+    for (int i = 0; i < NR; i++)
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < NV; j++)
+            for (int32_t g = 0; g < NG; g += 8)
+                _mm256_store_ps(&sd[i * NV + j][g], _mm256_mul_ps(q_load8(sc[i] + g, NG - g),
+                                                                  q_load8(xs[j]->d + g, NG - g)));
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256 acc[4];
-    float bacc[4];
-    for (int k = 0; k < NR * NV; k++) {
-        acc[k] = _mm256_setzero_ps();
-        bacc[k] = 0.0f;
-    }
+    _Pragma("GCC unroll 4")
+    for (int k = 0; k < NR * NV; k++) acc[k] = _mm256_setzero_ps();
     for (int32_t g = 0; g < NG; g++) {
         __m256i I[4];
+        _Pragma("GCC unroll 4")
         for (int k = 0; k < NR * NV; k++) I[k] = _mm256_setzero_si256();
         const size_t gx = (size_t)g * (size_t)G;
         if (q4 && G == 32) {
             /* 16 bytes: low nibbles (even columns) then high (odd), as xq */
+            _Pragma("GCC unroll 4")
             for (int i = 0; i < NR; i++) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(p[i] + g * gb));
                 __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), m4);
+                _Pragma("GCC unroll 4")
                 for (int j = 0; j < NV; j++)
                     I[i * NV + j] = Q_DOT4(I[i * NV + j], u, _mm256_load_si256((const __m256i *)(xs[j]->q + gx)));
             }
         } else if (q4) {
             /* 32 bytes = 64 columns: xq holds their even columns, then odd */
             for (size_t o = 0; o < gb; o += 32)
+                _Pragma("GCC unroll 4")
                 for (int i = 0; i < NR; i++) {
                     __m256i v = _mm256_loadu_si256((const __m256i *)(p[i] + g * gb + o));
                     __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                    _Pragma("GCC unroll 4")
                     for (int j = 0; j < NV; j++) {
                         const int8_t *xq = xs[j]->q + gx + 2 * o;
                         I[i * NV + j] = Q_DOT4(I[i * NV + j], lo, _mm256_load_si256((const __m256i *)xq));
@@ -76,33 +98,59 @@ qtile(const qmat *w, const int32_t *rows, const kern_qx *const *xs, int NR, int 
                 }
         } else {
             for (size_t o = 0; o < gb; o += 32)
+                _Pragma("GCC unroll 4")
                 for (int i = 0; i < NR; i++) {
                     __m256i v = _mm256_loadu_si256((const __m256i *)(p[i] + g * gb + o));
+                    _Pragma("GCC unroll 4")
                     for (int j = 0; j < NV; j++)
                         I[i * NV + j] = Q_DOT8(I[i * NV + j], v,
                                                _mm256_load_si256((const __m256i *)(xs[j]->q + gx + o)));
                 }
         }
-        for (int i = 0; i < NR; i++)
-            for (int j = 0; j < NV; j++) {
-                const int k = i * NV + j;
-                const float sd = sc[i][g] * xs[j]->d[g];
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I[k]), _mm256_set1_ps(sd), acc[k]);
-                bacc[k] += bi[i][g] * xs[j]->s[g];
-                if (!q4 && Q8_OFFSET) bacc[k] += sd * (float)(Q8_OFFSET * xs[j]->sq[g]);
-            }
+        _Pragma("GCC unroll 4")
+        for (int k = 0; k < NR * NV; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I[k]), _mm256_broadcast_ss(&sd[k][g]), acc[k]);
     }
-    for (int k = 0; k < NR * NV; k++) out[k] = q_hsum(acc[k]) + bacc[k];
+    /* the bias terms, sum_g b_g sx_g (and the AVX2 q8 offset's), 8 groups
+     * at a time into the same accumulator */
+    _Pragma("GCC unroll 4")
+    for (int i = 0; i < NR; i++)
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < NV; j++) {
+            const int k = i * NV + j;
+            for (int32_t g = 0; g < NG; g += 8) {
+                acc[k] = _mm256_fmadd_ps(q_load8(bi[i] + g, NG - g), q_load8(xs[j]->s + g, NG - g), acc[k]);
+                if (!q4 && Q8_OFFSET) {
+                    /* sq is int32: loaded bit for bit through the float mask load */
+                    __m256i sq = _mm256_castps_si256(q_load8((const float *)(const void *)(xs[j]->sq + g), NG - g));
+                    __m256 off = _mm256_mul_ps(_mm256_cvtepi32_ps(sq), _mm256_set1_ps((float)Q8_OFFSET));
+                    acc[k] = _mm256_fmadd_ps(_mm256_load_ps(&sd[k][g]), off, acc[k]);
+                }
+            }
+        }
+    _Pragma("GCC unroll 4")
+    for (int k = 0; k < NR * NV; k++) out[k] = q_hsum(acc[k]);
 }
 
 /* The three table entries over qtile; every non-fast shape takes the
- * reference (kern_q_fast). */
+ * reference (kern_q_fast). Q_VARIANTS(call) expands call(q4, G) once per
+ * type and group, so each gets its own constant-folded loops. */
+#define Q_VARIANTS(w, call)                                          \
+    switch ((w)->group * 2 + ((w)->type == QT_Q4)) {                 \
+    case 64: call(0, 32); break;                                     \
+    case 65: call(1, 32); break;                                     \
+    case 128: call(0, 64); break;                                    \
+    case 129: call(1, 64); break;                                    \
+    case 256: call(0, 128); break;                                   \
+    default: call(1, 128); break;                                    \
+    }
+
 static inline __attribute__((always_inline)) void
-q_rows(const qmat *w, const int32_t *rows, int n, const kern_qx *qx, float *y, int q4) {
+q_rows(const qmat *w, const int32_t *rows, int n, const kern_qx *qx, float *y, int q4, int32_t G) {
     const kern_qx *xs[1] = {qx};
     int i = 0;
-    for (; i + 4 <= n; i += 4) qtile(w, rows + i, xs, 4, 1, y + i, q4);
-    for (; i < n; i++) qtile(w, rows + i, xs, 1, 1, y + i, q4);
+    for (; i + 4 <= n; i += 4) qtile(w, rows + i, xs, 4, 1, y + i, q4, G);
+    for (; i < n; i++) qtile(w, rows + i, xs, 1, 1, y + i, q4, G);
 }
 
 static void q_matvec(const qmat *w, const float *x, float *y) {
@@ -111,14 +159,14 @@ static void q_matvec(const qmat *w, const float *x, float *y) {
         return;
     }
     kern_qx qx;
-    const int q4 = w->type == QT_Q4;
-    kern_quant_x(x, w->cols, w->group, q4, &qx);
+    kern_quant_x(x, w->cols, w->group, w->type == QT_Q4, &qx);
     int32_t rows[64];
     for (int32_t r0 = 0; r0 < w->rows; r0 += 64) {
         int n = w->rows - r0 < 64 ? w->rows - r0 : 64;
         for (int i = 0; i < n; i++) rows[i] = r0 + i;
-        if (q4) q_rows(w, rows, n, &qx, y + r0, 1);
-        else q_rows(w, rows, n, &qx, y + r0, 0);
+#define Q_CALL(q4, G) q_rows(w, rows, n, &qx, y + r0, q4, G)
+        Q_VARIANTS(w, Q_CALL)
+#undef Q_CALL
     }
 }
 
@@ -128,21 +176,26 @@ static void q_dot_rows(const qmat *w, const int32_t *rows, int n, const float *x
         return;
     }
     kern_qx qx;
-    const int q4 = w->type == QT_Q4;
-    kern_quant_x(x, w->cols, w->group, q4, &qx);
-    if (q4) q_rows(w, rows, n, &qx, y, 1);
-    else q_rows(w, rows, n, &qx, y, 0);
+    kern_quant_x(x, w->cols, w->group, w->type == QT_Q4, &qx);
+#define Q_CALL(q4, G) q_rows(w, rows, n, &qx, y, q4, G)
+    Q_VARIANTS(w, Q_CALL)
+#undef Q_CALL
 }
 
-/* One row against NV vectors, for every row: the matrix is streamed once per
- * block of 4 vectors (N <= 4 for the beams: once). */
+/* One row against nv <= 4 vectors, for every row: the matrix is streamed
+ * once per block of 4 vectors (N <= 4 for the beams: once). */
 static inline __attribute__((always_inline)) void
-q_matmat_nv(const qmat *w, const kern_qx *const *xs, int NV, float *y, int q4) {
+q_matmat_block(const qmat *w, const kern_qx *const *xs, int nv, float *y, int q4, int32_t G) {
     const int64_t R = w->rows;
     for (int32_t r = 0; r < w->rows; r++) {
         float o[4];
-        qtile(w, &r, xs, 1, NV, o, q4);
-        for (int j = 0; j < NV; j++) y[j * R + r] = o[j];
+        switch (nv) {
+        case 1: qtile(w, &r, xs, 1, 1, o, q4, G); break;
+        case 2: qtile(w, &r, xs, 1, 2, o, q4, G); break;
+        case 3: qtile(w, &r, xs, 1, 3, o, q4, G); break;
+        default: qtile(w, &r, xs, 1, 4, o, q4, G); break;
+        }
+        for (int j = 0; j < nv; j++) y[j * R + r] = o[j];
     }
 }
 
@@ -153,21 +206,12 @@ static void q_matmat(const qmat *w, const float *x, int n, float *y) {
     }
     kern_qx qx[4];
     const kern_qx *xs[4] = {&qx[0], &qx[1], &qx[2], &qx[3]};
-    const int q4 = w->type == QT_Q4;
     const int64_t R = w->rows, C = w->cols;
     for (int i = 0; i < n; i += 4) {
         int nv = n - i < 4 ? n - i : 4;
-        for (int j = 0; j < nv; j++) kern_quant_x(x + (i + j) * C, w->cols, w->group, q4, &qx[j]);
-        float *yi = y + i * R;
-        switch (nv * 2 + q4) {
-        case 2: q_matmat_nv(w, xs, 1, yi, 0); break;
-        case 3: q_matmat_nv(w, xs, 1, yi, 1); break;
-        case 4: q_matmat_nv(w, xs, 2, yi, 0); break;
-        case 5: q_matmat_nv(w, xs, 2, yi, 1); break;
-        case 6: q_matmat_nv(w, xs, 3, yi, 0); break;
-        case 7: q_matmat_nv(w, xs, 3, yi, 1); break;
-        case 8: q_matmat_nv(w, xs, 4, yi, 0); break;
-        default: q_matmat_nv(w, xs, 4, yi, 1); break;
-        }
+        for (int j = 0; j < nv; j++) kern_quant_x(x + (i + j) * C, w->cols, w->group, w->type == QT_Q4, &qx[j]);
+#define Q_CALL(q4, G) q_matmat_block(w, xs, nv, y + i * R, q4, G)
+        Q_VARIANTS(w, Q_CALL)
+#undef Q_CALL
     }
 }

@@ -92,7 +92,9 @@ void kern_quant_x(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *o
         for (int32_t i = 0; i < G; i++) {
             float t = p[i] * inv;
             t = t > 127.0f ? 127.0f : t < -127.0f ? -127.0f : t;
-            int32_t v = t == t ? (int32_t)roundf(t) : 0;
+            /* round to nearest, ties to even: adding 1.5*2^23 leaves no fraction
+             * bits (|t| <= 127), exact in one f32 add; no libm call */
+            int32_t v = t == t ? (int32_t)((t + 0x1.8p23f) - 0x1.8p23f) : 0;
             /* q4_order: column i of a block of P sits at i/2, or P/2 + i/2 if odd */
             int32_t at = !q4_order ? i : i / P * P + (i % P) / 2 + (i & 1) * (P / 2);
             out->q[g * G + at] = (int8_t)v;
