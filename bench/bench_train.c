@@ -41,7 +41,10 @@ static void step_bench(int B, int H, int steps) {
         train_clip_grads(g, np, 1.0f);
         train_adamw_step(&cfg, &o, 1e-3f, s + 1, p, g, m, v);
         double t3 = bench_now();
-        if (s == 0) continue; /* warm-up: page faults, thread start */
+        if (s == 0) { /* warm-up: page faults, thread start */
+            memset(tm.op_time, 0, sizeof tm.op_time);
+            continue;
+        }
         tf = t1 - t0 < tf ? t1 - t0 : tf;
         tb = t2 - t1 < tb ? t2 - t1 : tb;
         to = t3 - t2 < to ? t3 - t2 : to;
@@ -52,6 +55,10 @@ static void step_bench(int B, int H, int steps) {
     printf("  %-10s %10.1f\n  %-10s %10.1f\n  %-10s %10.1f\n", "forward", 1e3 * tf, "backward", 1e3 * tb,
            "optimizer", 1e3 * to);
     printf("  %-10s %10.1f   -> %.0f tokens/s\n", "step", 1e3 * step, N / step);
+    printf("  per op, ms/step (mean):");
+    for (int i = 0; i < TRAIN_OP_COUNT; i++)
+        printf("%s %s %.1f", i % 6 ? "," : "\n   ", train_op_names[i], 1e3 * tm.op_time[i] / steps);
+    printf("\n");
 
     /* The logits product alone: (N,H) x (H,V). */
     float *lg = malloc((size_t)N * cfg.V * 4);

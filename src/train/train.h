@@ -35,9 +35,19 @@ typedef struct {
     float *ctx;    /* (N,D) */
 } train_layer_cache;
 
+/* Seconds spent per op, summed over every forward and backward (for
+ * benchmarks; reading the clock costs nanoseconds per op call). */
+enum {
+    TRAIN_OP_EMBED, TRAIN_OP_GRU, TRAIN_OP_ATTN, TRAIN_OP_NORM, TRAIN_OP_XENT, TRAIN_OP_DROPOUT,
+    TRAIN_OP_EMBED_B, TRAIN_OP_GRU_B, TRAIN_OP_ATTN_B, TRAIN_OP_NORM_B, TRAIN_OP_XENT_B, TRAIN_OP_DROPOUT_B,
+    TRAIN_OP_COUNT
+};
+extern const char *const train_op_names[TRAIN_OP_COUNT];
+
 typedef struct {
     model_cfg cfg;
     int B, T;                /* the largest batch this model was sized for */
+    double op_time[TRAIN_OP_COUNT];
     int nb;                  /* streams in the last forward (<= B) */
     float dropout;           /* probability on every layer input; 0 = off */
     uint64_t drop_seed, drop_salt; /* of the last forward, for backward */

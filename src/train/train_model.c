@@ -5,11 +5,24 @@
 #include "train/train.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "train/train_ops.h"
 #include "util/err.h"
+
+const char *const train_op_names[TRAIN_OP_COUNT] = {
+    "embed", "gru", "attention", "rmsnorm", "logits+xent", "dropout",
+    "embed'", "gru'", "attention'", "rmsnorm'", "logits+xent'", "dropout'",
+};
+
+/* Charges the time since *t to op and restarts the clock. */
+static void lap(train_model *tm, int op, double *t) {
+    double now = omp_get_wtime();
+    tm->op_time[op] += now - *t;
+    *t = now;
+}
 
 /* A bump allocator over one block: every array 64-byte aligned. */
 typedef struct {
@@ -116,23 +129,30 @@ double train_forward(train_model *tm, const float *params, const int32_t *toks, 
             tm->in[b * T + t] = toks[(size_t)b * (T + 1) + t];
             tm->tgt[b * T + t] = toks[(size_t)b * (T + 1) + t + 1];
         }
+    double clk = omp_get_wtime();
     train_embed_fwd(p.emb, tm->in, N, H, tm->lc[0].xin);
+    lap(tm, TRAIN_OP_EMBED, &clk);
     for (int l = 0; l < c->L; l++) {
         train_layer_cache *lc = &tm->lc[l];
         const model_layer_params *lp = &p.layer[l];
         if (tm->drop_on) train_dropout_fwd(seed, layer_salt(salt, l), tm->dropout, (size_t)N * H, lc->xin);
+        lap(tm, TRAIN_OP_DROPOUT, &clk);
         train_gru_w w = gru_w(lp);
         float *h0 = state ? state + (size_t)l * nb * H : NULL;
         train_gru_fwd(&w, nb, T, H, lc->xin, h0, lc->gates, lc->ghn, lc->hprev, lc->h, tm->ghs);
+        lap(tm, TRAIN_OP_GRU, &clk);
         float *out = l + 1 < c->L ? tm->lc[l + 1].xin : tm->xL;
         train_attn_fwd(lp->wq, lp->wo, nb, T, H, c->D, c->W, lc->h, lc->qkv, lc->att, lc->ctx, out);
         if (state)
             for (int b = 0; b < nb; b++)
                 memcpy(h0 + (size_t)b * H, lc->h + ((size_t)b * T + T - 1) * H, (size_t)H * sizeof(float));
+        lap(tm, TRAIN_OP_ATTN, &clk);
     }
     train_rmsnorm_fwd(p.norm, N, H, tm->xL, tm->y, tm->rs);
+    lap(tm, TRAIN_OP_NORM, &clk);
     tm->loss_sum = train_xent_fwd(p.emb, N, c->V, H, tm->y, tm->tgt, TOK_PAD, tm->probs, &tm->count,
                                   tm->row_loss);
+    lap(tm, TRAIN_OP_XENT, &clk);
     return tm->count ? tm->loss_sum / (double)tm->count : 0.0;
 }
 
@@ -144,8 +164,11 @@ void train_backward(train_model *tm, const float *params, float *grads) {
     model_params_point(c, (float *)params, &p);
     model_params_point(c, grads, &g);
     float scale = (float)(1.0 / (double)tm->count);
+    double clk = omp_get_wtime();
     train_xent_bwd(p.emb, N, c->V, H, tm->y, tm->tgt, TOK_PAD, scale, tm->probs, g.emb, tm->da);
+    lap(tm, TRAIN_OP_XENT_B, &clk);
     train_rmsnorm_bwd(p.norm, N, H, tm->xL, tm->rs, tm->da, tm->db, g.norm);
+    lap(tm, TRAIN_OP_NORM_B, &clk);
     for (int l = c->L - 1; l >= 0; l--) {
         train_layer_cache *lc = &tm->lc[l];
         const model_layer_params *lp = &p.layer[l];
@@ -153,14 +176,18 @@ void train_backward(train_model *tm, const float *params, float *grads) {
         /* db: gradient of this layer's output x_{l+1}; da: of its GRU output. */
         train_attn_bwd(lp->wq, lp->wo, nb, T, H, c->D, c->W, lc->h, lc->qkv, lc->att, lc->ctx, tm->db,
                        tm->dqkv, tm->dctx, lg->wq, lg->wo, tm->da);
+        lap(tm, TRAIN_OP_ATTN_B, &clk);
         train_gru_w w = gru_w(lp);
         train_gru_g gg = {lg->w_ih, lg->w_hh, lg->b_ih, lg->b_hh};
         train_gru_bwd(&w, &gg, nb, T, H, lc->xin, lc->gates, lc->ghn, lc->hprev, tm->da, tm->dgi,
                       tm->dgh, tm->dhc, tm->db);
+        lap(tm, TRAIN_OP_GRU_B, &clk);
         if (tm->drop_on)
             train_dropout_bwd(tm->drop_seed, layer_salt(tm->drop_salt, l), tm->dropout, (size_t)N * H, tm->db);
+        lap(tm, TRAIN_OP_DROPOUT_B, &clk);
     }
     train_embed_bwd(tm->in, N, H, tm->db, g.emb, c->V);
+    lap(tm, TRAIN_OP_EMBED_B, &clk);
 }
 
 /* ---- initialization ----

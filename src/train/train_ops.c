@@ -27,18 +27,6 @@ int train_dropout_keep(uint64_t seed, uint64_t salt, size_t i, float p) {
     return (double)(r >> 40) * (1.0 / 16777216.0) >= (double)p;
 }
 
-static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-/* out[j] += sum over n of a[n*ld + j], for j < cols. */
-static void colsum_acc(const float *a, int rows, int cols, int ld, float *out) {
-#pragma omp parallel for schedule(static) if ((size_t)rows * cols >= PAR_MIN)
-    for (int j = 0; j < cols; j++) {
-        float s = 0;
-        for (int n = 0; n < rows; n++) s += a[(size_t)n * ld + j];
-        out[j] += s;
-    }
-}
-
 /* ---- embedding ---- */
 
 void train_embed_fwd(const float *emb, const int32_t *ids, int N, int H, float *x) {
@@ -69,81 +57,7 @@ void train_dropout_bwd(uint64_t seed, uint64_t salt, float p, size_t n, float *d
     train_dropout_fwd(seed, salt, p, n, dx);
 }
 
-/* ---- GRU ---- */
-
-void train_gru_fwd(const train_gru_w *w, int B, int T, int H, const float *x, const float *h0,
-                   float *gates, float *ghn, float *hprev, float *h, float *scratch) {
-    int N = B * T, G = 3 * H;
-    size_t ldt = (size_t)T * H;
-    /* Input projections for all N rows at once. */
-    train_sgemm(0, 1, N, G, H, 1.0f, x, H, w->w_ih, H, 0.0f, gates, G);
-    for (int b = 0; b < B; b++) {
-        float *hp = hprev + (size_t)b * ldt;
-        if (h0) memcpy(hp, h0 + (size_t)b * H, (size_t)H * sizeof(float));
-        else memset(hp, 0, (size_t)H * sizeof(float));
-    }
-    for (int t = 0; t < T; t++) {
-        /* Recurrent projections of the B states: rows b*T+t of hprev. */
-        train_sgemm(0, 1, B, G, H, 1.0f, hprev + (size_t)t * H, (int)ldt, w->w_hh, H, 0.0f, scratch, G);
-#pragma omp parallel for schedule(static) if ((size_t)B * H >= PAR_MIN)
-        for (int b = 0; b < B; b++) {
-            size_t n = (size_t)b * T + t;
-            float *gi = gates + n * G;
-            const float *gh = scratch + (size_t)b * G;
-            const float *hp = hprev + n * H;
-            for (int j = 0; j < H; j++) {
-                float r = sigm(gi[j] + w->b_ih[j] + gh[j] + w->b_hh[j]);
-                float z = sigm(gi[H + j] + w->b_ih[H + j] + gh[H + j] + w->b_hh[H + j]);
-                float hn = gh[2 * H + j] + w->b_hh[2 * H + j];
-                float nn = tanhf(gi[2 * H + j] + w->b_ih[2 * H + j] + r * hn);
-                float hv = (1.0f - z) * nn + z * hp[j];
-                gi[j] = r;
-                gi[H + j] = z;
-                gi[2 * H + j] = nn;
-                ghn[n * H + j] = hn;
-                h[n * H + j] = hv;
-                if (t + 1 < T) hprev[(n + 1) * H + j] = hv;
-            }
-        }
-    }
-}
-
-void train_gru_bwd(const train_gru_w *w, train_gru_g *g, int B, int T, int H, const float *x,
-                   const float *gates, const float *ghn, const float *hprev, const float *dh,
-                   float *dgi, float *dgh, float *dhc, float *dx) {
-    int N = B * T, G = 3 * H;
-    memset(dhc, 0, (size_t)B * H * sizeof(float));
-    for (int t = T - 1; t >= 0; t--) {
-#pragma omp parallel for schedule(static) if ((size_t)B * H >= PAR_MIN)
-        for (int b = 0; b < B; b++) {
-            size_t n = (size_t)b * T + t;
-            const float *ga = gates + n * G;
-            float *di = dgi + n * G, *dg = dgh + n * G, *dc = dhc + (size_t)b * H;
-            for (int j = 0; j < H; j++) {
-                float r = ga[j], z = ga[H + j], nn = ga[2 * H + j];
-                float d = dh[n * H + j] + dc[j];
-                float dnp = d * (1.0f - z) * (1.0f - nn * nn);
-                float dzp = d * (hprev[n * H + j] - nn) * z * (1.0f - z);
-                float drp = dnp * ghn[n * H + j] * r * (1.0f - r);
-                di[j] = drp;
-                di[H + j] = dzp;
-                di[2 * H + j] = dnp;
-                dg[j] = drp;
-                dg[H + j] = dzp;
-                dg[2 * H + j] = dnp * r;
-                dc[j] = d * z;
-            }
-        }
-        /* Through W_hh into the previous state (none into h0). */
-        if (t > 0)
-            train_sgemm(0, 0, B, H, G, 1.0f, dgh + (size_t)t * G, T * G, w->w_hh, H, 1.0f, dhc, H);
-    }
-    train_sgemm(1, 0, G, H, N, 1.0f, dgh, G, hprev, H, 1.0f, g->w_hh, H);
-    train_sgemm(1, 0, G, H, N, 1.0f, dgi, G, x, H, 1.0f, g->w_ih, H);
-    colsum_acc(dgh, N, G, G, g->b_hh);
-    colsum_acc(dgi, N, G, G, g->b_ih);
-    train_sgemm(0, 0, N, H, G, 1.0f, dgi, G, w->w_ih, H, 0.0f, dx, H);
-}
+/* The GRU layer is in train_gru.c. */
 
 /* ---- local attention + residual ---- */
 
