@@ -114,3 +114,90 @@ SERVER_SRC = $(sort $(wildcard src/server/*.c))
 SERVER_OBJ = $(SERVER_SRC:%.c=$(BUILD)/%.o)
 $(BUILD)/liblaya.a: $(SERVER_OBJ)
 -include $(SERVER_OBJ:.o=.d)
+
+IBUS_CFLAGS = $(shell pkg-config --cflags ibus-1.0)
+IBUS_LIBS   = $(shell pkg-config --libs ibus-1.0)
+IBUS_SRC    = $(sort $(wildcard src/ibus/*.c))
+IBUS_OBJ    = $(IBUS_SRC:%.c=$(BUILD)/%.o)
+$(IBUS_OBJ): CFLAGS += $(IBUS_CFLAGS)
+-include $(IBUS_OBJ:.o=.d)
+
+$(BUILD)/ibus-engine-laya: $(IBUS_OBJ) $(BUILD)/src/cli/cli_common.o $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -o $@ $^ $(IBUS_LIBS) $(LDLIBS)
+
+# The component XML names the engine's absolute path; dist/*.in are filled
+# in here. IBus reads components from /usr/share/ibus/component only (or
+# $IBUS_COMPONENT_PATH): with another PREFIX, point IBUS_COMPONENT_PATH at
+# $(PREFIX)/share/ibus/component too.
+.PHONY: ibus install-daemon install-ibus test-e2e bench-daemon
+ibus: $(BUILD)/ibus-engine-laya
+
+install: install-daemon
+install-daemon:
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/laya.service.in >$(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
+
+install-ibus: $(BUILD)/ibus-engine-laya
+	install -d $(DESTDIR)$(PREFIX)/libexec $(DESTDIR)$(PREFIX)/share/ibus/component
+	install -m 755 $(BUILD)/ibus-engine-laya $(DESTDIR)$(PREFIX)/libexec/ibus-engine-laya
+	sed 's|@LIBEXECDIR@|$(PREFIX)/libexec|g' dist/laya.xml.in >$(DESTDIR)$(PREFIX)/share/ibus/component/laya.xml
+	chmod 644 $(DESTDIR)$(PREFIX)/share/ibus/component/laya.xml
+
+# Needs: libibus-1.0-dev ibus ibus-gtk3 libgtk-3-dev xvfb xauth xdotool
+# imagemagick dbus python3-gi gir1.2-gtk-3.0 (about 15 s).
+test-e2e: $(BUILD)/laya $(BUILD)/ibus-engine-laya
+	BUILD=$(BUILD) sh tests/e2e/ibus.sh
+
+# ---- CUDA trainer (issue 4): optional, needs nvcc; `make` and `make test` never use it ----
+#   make cuda        build-cuda/laya (train --device cuda), laya_cuda_tests, laya_cuda_bench
+#   make test-cuda   GPU checks against the CPU trainer (skip cleanly without a GPU)
+#   make bench-cuda  tokens/s of the base training shape
+# The CUDA programs link the ordinary $(BUILD)/liblaya.a; only src/cuda, the
+# GPU tests and benchmarks, and cmd_train.c (with -DLAYA_CUDA: --device cuda)
+# are compiled here. CUDA_DEPS=DIR: a folder with include/ and lib/ holding
+# jansson and libsodium (static archives) for machines without their -dev
+# packages (the GPU machine).
+NVCC       ?= nvcc
+CUDA_HOME  ?= /usr/local/cuda
+CUDA_BUILD  = build-cuda
+CUDA_DEPS  ?=
+ifneq ($(CUDA_DEPS),)
+  CFLAGS += -I$(CUDA_DEPS)/include
+  LDLIBS := -L$(CUDA_DEPS)/lib $(LDLIBS)
+endif
+CUDA_ARCH   = -gencode=arch=compute_90,code=sm_90
+NVCCFLAGS   = -O3 -std=c++17 $(CUDA_ARCH) -Iinclude -Isrc -I$(CUDA_HOME)/include -Xcompiler -Wall,-Wextra,-Werror
+CUDA_CFLAGS = $(CFLAGS) -I$(CUDA_HOME)/include -DLAYA_CUDA
+CUDA_LDLIBS = $(LDLIBS) -L$(CUDA_HOME)/lib64 -lcublas -lcudart_static -Wl,-rpath,$(CUDA_HOME)/lib64 \
+              -lstdc++ -ldl -lrt -lpthread
+
+CUDA_OBJ       = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard src/cuda/*.c))) \
+                 $(patsubst %.cu,$(CUDA_BUILD)/%.o,$(sort $(wildcard src/cuda/*.cu)))
+CUDA_CLI_OBJ   = $(filter-out $(BUILD)/src/cli/cmd_train.o,$(CLI_OBJ)) $(CUDA_BUILD)/src/cli/cmd_train.o
+CUDA_TEST_OBJ  = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard tests/cuda/*.c)) tests/runner.c)
+CUDA_BENCH_OBJ = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard bench/cuda/*.c)) bench/bench_main.c)
+
+$(CUDA_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CUDA_CFLAGS) -MMD -MP -c $< -o $@
+$(CUDA_BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+$(CUDA_BUILD)/tests/%.o: CUDA_CFLAGS += -Itests
+$(CUDA_BUILD)/bench/%.o: CUDA_CFLAGS += -Ibench
+
+$(CUDA_BUILD)/laya: $(CUDA_CLI_OBJ) $(CUDA_OBJ) $(BUILD)/liblaya.a
+	$(CC) $(CUDA_CFLAGS) -o $@ $^ $(CUDA_LDLIBS)
+$(CUDA_BUILD)/laya_cuda_tests: $(CUDA_TEST_OBJ) $(CUDA_OBJ) $(BUILD)/liblaya.a
+	$(CC) $(CUDA_CFLAGS) -o $@ $^ $(CUDA_LDLIBS)
+$(CUDA_BUILD)/laya_cuda_bench: $(CUDA_BENCH_OBJ) $(CUDA_OBJ) $(BUILD)/liblaya.a
+	$(CC) $(CUDA_CFLAGS) -o $@ $^ $(CUDA_LDLIBS)
+
+.PHONY: test-cuda bench-cuda
+cuda: $(CUDA_BUILD)/laya $(CUDA_BUILD)/laya_cuda_tests $(CUDA_BUILD)/laya_cuda_bench
+test-cuda: $(CUDA_BUILD)/laya_cuda_tests
+	$(CUDA_BUILD)/laya_cuda_tests
+bench-cuda: $(CUDA_BUILD)/laya_cuda_bench
+	$(CUDA_BUILD)/laya_cuda_bench
+-include $(CUDA_OBJ:.o=.d) $(CUDA_TEST_OBJ:.o=.d) $(CUDA_BENCH_OBJ:.o=.d) $(CUDA_BUILD)/src/cli/cmd_train.d

@@ -1,0 +1,22 @@
+/* ibus_laya.h - the Laya IBus input-method engine (one GObject class).
+ *
+ * The engine links the Laya library directly: the model is memory-mapped
+ * once in the engine process (which ibus-daemon starts once per desktop
+ * session and which serves every input context), so a keystroke costs one
+ * in-process session update and search, with no second process to start,
+ * supervise or reach over a socket. */
+#ifndef LAYA_IBUS_LAYA_H
+#define LAYA_IBUS_LAYA_H
+
+#include <ibus.h>
+#include "laya.h"
+
+#define IBUS_TYPE_LAYA_ENGINE (ibus_laya_engine_get_type())
+GType ibus_laya_engine_get_type(void);
+
+/* The model every engine instance uses (borrowed: it must outlive them).
+ * NULL: engines pass every key through and show nothing. Call before the
+ * factory creates engines. */
+void ibus_laya_set_model(const laya_model *m);
+
+#endif

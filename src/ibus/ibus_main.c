@@ -1,0 +1,89 @@
+/* ibus_main.c - `ibus-engine-laya`: connects to ibus-daemon and offers the
+ * "laya" engine (ibus_engine.c).
+ *
+ *   ibus-engine-laya --ibus [--model PATH]   started by ibus-daemon from
+ *                                            the component XML (laya.xml)
+ *   ibus-engine-laya [--model PATH]          by hand: registers the
+ *                                            component itself (debugging)
+ *
+ * The model is --model, else $LAYA_MODEL, else the installed default (as
+ * for `laya`). A model that does not load is reported once on stderr and
+ * the engine passes every key through: the keyboard keeps working. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ibus/ibus_laya.h"
+
+#define COMPONENT "org.freedesktop.IBus.Laya"
+
+static void on_disconnected(IBusBus *bus, gpointer data) {
+    ibus_quit();
+}
+
+static IBusComponent *component(void) {
+    IBusComponent *c = ibus_component_new(COMPONENT, "Laya typing predictions", "0.1", "", "Laya",
+                                          "", "", "laya");
+    ibus_component_add_engine(c, ibus_engine_desc_new("laya", "Laya", "Typing predictions as ghost text",
+                                                      "other", "", "Laya", "", "default"));
+    return c;
+}
+
+int main(int argc, char **argv) {
+    const char *model_path = NULL;
+    int from_ibus = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ibus")) {
+            from_ibus = 1;
+        } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+            model_path = argv[++i];
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: ibus-engine-laya [--ibus] [--model PATH]\n"
+                   "The Laya IBus engine: ghost-text suggestions; Tab accepts, Alt+1..3 picks, Esc dismisses.\n");
+            return 0;
+        } else {
+            fprintf(stderr, "ibus-engine-laya: unknown option '%s' (try --help)\n", argv[i]);
+            return 2;
+        }
+    }
+
+    const char *path = cli_model_path(model_path);
+    char err[512] = "";
+    laya_model *m = NULL;
+    laya_status st = laya_model_load(path, &m, err, sizeof err);
+    if (st != LAYA_OK) {
+        fprintf(stderr, "ibus-engine-laya: cannot load model '%s': %s%s%s; passing keys through\n", path,
+                laya_status_str(st), *err ? ": " : "", err);
+        m = NULL;
+    }
+
+    ibus_init();
+    IBusBus *bus = ibus_bus_new();
+    if (!ibus_bus_is_connected(bus)) {
+        fprintf(stderr, "ibus-engine-laya: cannot connect to ibus-daemon (is it running?)\n");
+        laya_model_free(m);
+        return 1;
+    }
+    g_signal_connect(bus, "disconnected", G_CALLBACK(on_disconnected), NULL);
+    ibus_laya_set_model(m);
+    IBusFactory *factory = ibus_factory_new(ibus_bus_get_connection(bus));
+    ibus_factory_add_engine(factory, "laya", IBUS_TYPE_LAYA_ENGINE);
+    gboolean ok;
+    if (from_ibus) {
+        ok = ibus_bus_request_name(bus, COMPONENT, 0) != 0;
+    } else {
+        IBusComponent *c = component();
+        ok = ibus_bus_register_component(bus, c);
+        g_object_unref(c);
+    }
+    if (!ok) {
+        fprintf(stderr, "ibus-engine-laya: cannot register with ibus-daemon\n");
+        laya_model_free(m);
+        return 1;
+    }
+    ibus_main();
+    g_object_unref(factory);
+    g_object_unref(bus);
+    laya_model_free(m);
+    return 0;
+}
