@@ -661,8 +661,16 @@ TEST(model_file_quant_save_refusals) {
     float *p = random_params(&tiny);  /* H = 16: no group divides it */
     CHECK(model_save_quant(path, &tiny, p, QT_Q8, 32, tb, tn, NULL, err, sizeof err) == LAYA_ERR_ARG);
     CHECK(strstr(err, "must divide H=16"));
+    free(tb);
+    free(p);
+    tb = tok_blob(qcfg.V, &tn);
+    p = random_params(&qcfg);
     CHECK(model_save_quant(path, &qcfg, p, QT_Q8, 32, tb, tn, "{\"quant\":\"x\"}", err, sizeof err) ==
           LAYA_ERR_ARG);
+    CHECK(strstr(err, "reserved key \"quant\""));
+    p[77] = NAN;
+    CHECK(model_save_quant(path, &qcfg, p, QT_Q4, 32, tb, tn, NULL, err, sizeof err) == LAYA_ERR_ARG);
+    CHECK(strstr(err, "emb: element 77"));
     free(tb);
     free(p);
 }
