@@ -201,3 +201,8 @@ test-cuda: $(CUDA_BUILD)/laya_cuda_tests
 bench-cuda: $(CUDA_BUILD)/laya_cuda_bench
 	$(CUDA_BUILD)/laya_cuda_bench
 -include $(CUDA_OBJ:.o=.d) $(CUDA_TEST_OBJ:.o=.d) $(CUDA_BENCH_OBJ:.o=.d) $(CUDA_BUILD)/src/cli/cmd_train.d
+
+# 64 clients x 1,000 suggest requests on loopback (MODEL=..., default the shipped one).
+MODEL ?= models/default.safetensors
+bench-daemon: $(BUILD)/laya
+	python3 bench/daemon_load.py --laya $(BUILD)/laya --model $(MODEL)
