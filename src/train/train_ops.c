@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "train/train_vmath.h"
 
 /* Element-wise loops smaller than this run on one thread: a parallel region
  * costs a few microseconds. */
@@ -25,6 +26,17 @@ static inline uint64_t mix64(uint64_t x) {
 int train_dropout_keep(uint64_t seed, uint64_t salt, size_t i, float p) {
     uint64_t r = mix64(mix64(seed ^ mix64(salt)) + (uint64_t)i);
     return (double)(r >> 40) * (1.0 / 16777216.0) >= (double)p;
+}
+
+void train_vmath_apply(int which, size_t n, const float *x, float *y) {
+    for (size_t i = 0; i < n; i += 8) {
+        float a[8] = {0}, r[8];
+        size_t k = n - i < 8 ? n - i : 8;
+        memcpy(a, x + i, k * sizeof(float));
+        __m256 v = _mm256_loadu_ps(a);
+        _mm256_storeu_ps(r, which == 0 ? vexp(v) : which == 1 ? vsigmoid(v) : vtanh(v));
+        memcpy(y + i, r, k * sizeof(float));
+    }
 }
 
 /* ---- embedding ---- */
@@ -180,26 +192,53 @@ void train_rmsnorm_bwd(const float *g, int N, int H, const float *x, const float
 
 /* ---- tied logits + softmax cross-entropy ---- */
 
+/* Softmax of one row in place; returns the sum of exp(p - max) (double
+ * lanes, then lane order) and *mx the max. */
+static double softmax_row(float *p, int V, float *mx_out) {
+    __m256 vm = _mm256_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 8 <= V; i += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(p + i));
+    float lanes[8], mx = -INFINITY;
+    _mm256_storeu_ps(lanes, vm);
+    for (int k = 0; k < 8; k++) mx = lanes[k] > mx ? lanes[k] : mx;
+    for (; i < V; i++) mx = p[i] > mx ? p[i] : mx;
+    __m256 vmx = _mm256_set1_ps(mx);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    for (i = 0; i + 8 <= V; i += 8) {
+        __m256 e = vexp(_mm256_sub_ps(_mm256_loadu_ps(p + i), vmx));
+        _mm256_storeu_ps(p + i, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double d[4], sum = 0;
+    _mm256_storeu_pd(d, _mm256_add_pd(s0, s1));
+    sum = (d[0] + d[1]) + (d[2] + d[3]);
+    for (; i < V; i++) {
+        p[i] = expf(p[i] - mx);
+        sum += p[i];
+    }
+    float inv = (float)(1.0 / sum);
+    __m256 vi = _mm256_set1_ps(inv);
+    for (i = 0; i + 8 <= V; i += 8) _mm256_storeu_ps(p + i, _mm256_mul_ps(_mm256_loadu_ps(p + i), vi));
+    for (; i < V; i++) p[i] *= inv;
+    *mx_out = mx;
+    return sum;
+}
+
+/* Exp in softmax rows is train_vmath.h's vexp (2 ulp), the tail libm's. */
 double train_xent_fwd(const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
                       int32_t skip, float *probs, int64_t *count, float *row_loss) {
     train_sgemm(0, 1, N, V, H, 1.0f, y, H, emb, H, 0.0f, probs, V);
 #pragma omp parallel for schedule(static) if ((size_t)N * V >= PAR_MIN)
     for (int n = 0; n < N; n++) {
-        float *p = probs + (size_t)n * V, mx = p[0];
-        for (int i = 1; i < V; i++) mx = p[i] > mx ? p[i] : mx;
+        float *p = probs + (size_t)n * V, mx;
         int32_t c = tgt[n];
         int counted = c != skip && c >= 0 && c < V;
-        float lc = counted ? p[c] - mx : 0.0f;
-        double sum = 0;
-        for (int i = 0; i < V; i++) {
-            p[i] = expf(p[i] - mx);
-            sum += p[i];
-        }
-        float inv = (float)(1.0 / sum);
+        float logit = counted ? p[c] : 0.0f;
+        double sum = softmax_row(p, V, &mx);
         /* -log p = log(sum) - (logit - mx), from the logit, not from the
          * rounded probability, so tiny probabilities keep their accuracy. */
-        row_loss[n] = counted ? (float)(log(sum) - (double)lc) : 0.0f;
-        for (int i = 0; i < V; i++) p[i] *= inv;
+        row_loss[n] = counted ? (float)(log(sum) - (double)(logit - mx)) : 0.0f;
     }
     double total = 0;
     int64_t cnt = 0;
@@ -212,19 +251,27 @@ double train_xent_fwd(const float *emb, int N, int V, int H, const float *y, con
     return total;
 }
 
+/* dlogits = scale * (probs - onehot(target)) is never formed: the products
+ * run on probs with alpha = scale, and the one-hot part is subtracted after,
+ * dy[n] -= scale * emb[c] and demb[c] -= scale * y[n] (over n in order, each
+ * thread owning columns, so the sum order is fixed). */
 void train_xent_bwd(const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
                     int32_t skip, float scale, float *probs, float *demb, float *dy) {
-#pragma omp parallel for schedule(static) if ((size_t)N * V >= PAR_MIN)
-    for (int n = 0; n < N; n++) {
-        float *p = probs + (size_t)n * V;
-        int32_t c = tgt[n];
-        if (c == skip || c < 0 || c >= V) {
-            memset(p, 0, (size_t)V * sizeof(float));
-            continue;
+    for (int n = 0; n < N; n++)
+        if (tgt[n] == skip || tgt[n] < 0 || tgt[n] >= V) memset(probs + (size_t)n * V, 0, (size_t)V * sizeof(float));
+    train_sgemm(0, 0, N, H, V, scale, probs, V, emb, H, 0.0f, dy, H);
+    train_sgemm(1, 0, V, H, N, scale, probs, V, y, H, 1.0f, demb, H);
+#pragma omp parallel for schedule(static) if ((size_t)N * H >= PAR_MIN)
+    for (int j = 0; j < H; j += 8) {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(H - j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 sc = _mm256_set1_ps(scale);
+        for (int n = 0; n < N; n++) {
+            int32_t c = tgt[n];
+            if (c == skip || c < 0 || c >= V) continue;
+            float *d = dy + (size_t)n * H + j, *de = demb + (size_t)c * H + j;
+            const float *e = emb + (size_t)c * H + j, *yr = y + (size_t)n * H + j;
+            _mm256_maskstore_ps(d, m, _mm256_fnmadd_ps(sc, _mm256_maskload_ps(e, m), _mm256_maskload_ps(d, m)));
+            _mm256_maskstore_ps(de, m, _mm256_fnmadd_ps(sc, _mm256_maskload_ps(yr, m), _mm256_maskload_ps(de, m)));
         }
-        for (int i = 0; i < V; i++) p[i] *= scale;
-        p[c] -= scale;
     }
-    train_sgemm(0, 0, N, H, V, 1.0f, probs, V, emb, H, 0.0f, dy, H);
-    train_sgemm(1, 0, V, H, N, 1.0f, probs, V, y, H, 1.0f, demb, H);
 }

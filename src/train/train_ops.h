@@ -32,6 +32,10 @@ void train_sgemm_ref(int ta, int tb, int M, int N, int K, float alpha, const flo
  * resumed run) agree without storing masks, in any thread order. */
 int train_dropout_keep(uint64_t seed, uint64_t salt, size_t i, float p);
 
+/* The 8-lane exp, sigmoid, tanh of train_vmath.h over an array (which = 0,
+ * 1, 2), so tests can check them against libm. */
+void train_vmath_apply(int which, size_t n, const float *x, float *y);
+
 /* ---- embedding: x(N,H) = emb[ids] ---- */
 void train_embed_fwd(const float *emb, const int32_t *ids, int N, int H, float *x);
 /* demb += scatter of dx by ids. */
@@ -88,8 +92,9 @@ void train_rmsnorm_bwd(const float *g, int N, int H, const float *x, const float
  * over counted rows of -log p(target) (nats, double); *count gets the rows. */
 double train_xent_fwd(const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
                       int32_t skip, float *probs, int64_t *count, float *row_loss);
-/* Loss = scale * sum. probs is overwritten with dlogits. Accumulates demb
- * (V,H) (the output half of the tied matrix); writes dy (N,H). */
+/* Loss = scale * sum. probs is clobbered (rows of skipped targets zeroed).
+ * Accumulates demb (V,H) (the output half of the tied matrix); writes dy
+ * (N,H). */
 void train_xent_bwd(const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
                     int32_t skip, float scale, float *probs, float *demb, float *dy);
 
