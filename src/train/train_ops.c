@@ -46,13 +46,17 @@ void train_embed_fwd(const float *emb, const int32_t *ids, int N, int H, float *
     for (int n = 0; n < N; n++) memcpy(x + (size_t)n * H, emb + (size_t)ids[n] * H, (size_t)H * sizeof(float));
 }
 
-/* Serial: two rows may share a token, and N*H adds are cheap. */
+/* Two rows may share a token, so threads split the columns, not the rows:
+ * each element still sums over n in order. */
 void train_embed_bwd(const int32_t *ids, int N, int H, const float *dx, float *demb, int V) {
-    for (int n = 0; n < N; n++) {
-        if (ids[n] < 0 || ids[n] >= V) continue;
-        float *d = demb + (size_t)ids[n] * H;
-        const float *s = dx + (size_t)n * H;
-        for (int j = 0; j < H; j++) d[j] += s[j];
+#pragma omp parallel for schedule(static) if ((size_t)N * H >= 4 * PAR_MIN)
+    for (int j = 0; j < H; j += 8) {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(H - j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        for (int n = 0; n < N; n++) {
+            if (ids[n] < 0 || ids[n] >= V) continue;
+            float *d = demb + (size_t)ids[n] * H + j;
+            _mm256_maskstore_ps(d, m, _mm256_add_ps(_mm256_maskload_ps(d, m), _mm256_maskload_ps(dx + (size_t)n * H + j, m)));
+        }
     }
 }
 
@@ -73,6 +77,18 @@ void train_dropout_bwd(uint64_t seed, uint64_t salt, float p, size_t n, float *d
 
 /* ---- local attention + residual ---- */
 
+/* sum a[i] b[i] in eight lanes, then the lanes in order, then the tail. */
+static inline float vdot(const float *a, const float *b, int n) {
+    __m256 s = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) s = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s);
+    float l[8], r = 0;
+    _mm256_storeu_ps(l, s);
+    for (int k = 0; k < 8; k++) r += l[k];
+    for (; i < n; i++) r += a[i] * b[i];
+    return r;
+}
+
 void train_attn_fwd(const float *wqkv, const float *wo, int B, int T, int H, int D, int W,
                     const float *h, float *qkv, float *att, float *ctx, float *out) {
     int N = B * T, D3 = 3 * D;
@@ -86,10 +102,7 @@ void train_attn_fwd(const float *wqkv, const float *wo, int B, int T, int H, int
         for (int j = 0; j < W; j++) {
             int dt = W - 1 - j; /* how far back slot j looks */
             if (dt > t) { a[j] = -INFINITY; continue; }
-            const float *k = qkv + (size_t)(n - dt) * D3 + D;
-            float s = 0;
-            for (int i = 0; i < D; i++) s += q[i] * k[i];
-            a[j] = s * scale;
+            a[j] = vdot(q, qkv + (size_t)(n - dt) * D3 + D, D) * scale;
             if (a[j] > mx) mx = a[j];
         }
         float sum = 0;
@@ -133,10 +146,8 @@ void train_attn_bwd(const float *wqkv, const float *wo, int B, int T, int H, int
                 if (dt > t) continue;
                 const float *v = qkv + (n - dt) * D3 + 2 * D;
                 float *dv = dqkv + (n - dt) * D3 + 2 * D;
-                for (int i = 0; i < D; i++) {
-                    da[j] += dc[i] * v[i];
-                    dv[i] += a[j] * dc[i];
-                }
+                da[j] = vdot(dc, v, D);
+                for (int i = 0; i < D; i++) dv[i] += a[j] * dc[i];
                 dot += a[j] * da[j];
             }
             float *dq = dqkv + n * D3;
@@ -182,11 +193,18 @@ void train_rmsnorm_bwd(const float *g, int N, int H, const float *x, const float
         float c = r * r * r * dot / (float)H;
         for (int j = 0; j < H; j++) dx[(size_t)n * H + j] = r * d[j] * g[j] - c * xr[j];
     }
+    /* Eight columns at a time, each summed over n in order as the scalar
+     * loop would (same operations, no contraction). */
 #pragma omp parallel for schedule(static) if ((size_t)N * H >= PAR_MIN)
-    for (int j = 0; j < H; j++) {
-        float s = 0;
-        for (int n = 0; n < N; n++) s += dy[(size_t)n * H + j] * x[(size_t)n * H + j] * rs[n];
-        dg[j] += s;
+    for (int j = 0; j < H; j += 8) {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(H - j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 s = _mm256_setzero_ps();
+        for (int n = 0; n < N; n++) {
+            __m256 t = _mm256_mul_ps(_mm256_maskload_ps(dy + (size_t)n * H + j, m),
+                                     _mm256_maskload_ps(x + (size_t)n * H + j, m));
+            s = _mm256_add_ps(s, _mm256_mul_ps(t, _mm256_set1_ps(rs[n])));
+        }
+        _mm256_maskstore_ps(dg + j, m, _mm256_add_ps(_mm256_maskload_ps(dg + j, m), s));
     }
 }
 
