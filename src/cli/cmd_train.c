@@ -13,6 +13,9 @@
 
 #include "cli.h"
 #include "train/train.h"
+#ifdef LAYA_CUDA
+#include "cuda/cuda_train.h"
+#endif
 
 static const char USAGE[] =
     "usage: laya train --train TRAIN.tokens --valid VALID.tokens[,VALID2.tokens] --tok TOKENIZER.tok\n"
@@ -23,6 +26,7 @@ static const char USAGE[] =
     "  --eval-every 200 --eval-tokens 1048576   validation cadence and size per file\n"
     "  --resume                       continue OUTDIR/last.ckpt (same shape and options)\n"
     "  --threads N --seed S --f16 --no-carry\n"
+    "  --device cpu|cuda --cuda-math tf32|bf16|f32   the GPU trainer (a `make cuda` build)\n"
     "Writes OUTDIR/log.csv, OUTDIR/best.safetensors (best validation loss), OUTDIR/last.ckpt,\n"
     "OUTDIR/loss.png. Ctrl-C stops cleanly after the current step (checkpoint written).\n";
 
@@ -110,7 +114,8 @@ static void plot(const char *dir, int n_valid) {
 int cmd_train(int argc, char **argv) {
     train_opts o;
     train_opts_default(&o);
-    int threads = 0;
+    int threads = 0, cuda = 0;
+    const char *cuda_math_name = "tf32";
     char *valid_list = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -151,6 +156,14 @@ int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--eval-every")) o.eval_every = (int)parse_int(a, v, 1, INT_MAX);
         else if (!strcmp(a, "--eval-tokens")) o.eval_tokens = parse_int(a, v, 0, LLONG_MAX / 2);
         else if (!strcmp(a, "--seed")) o.seed = (uint64_t)parse_int(a, v, 0, LLONG_MAX);
+        else if (!strcmp(a, "--device")) {
+            if (strcmp(v, "cpu") && strcmp(v, "cuda")) cli_die("--device: '%s' is not cpu or cuda", v);
+            cuda = !strcmp(v, "cuda");
+        } else if (!strcmp(a, "--cuda-math")) {
+            if (strcmp(v, "tf32") && strcmp(v, "bf16") && strcmp(v, "f32"))
+                cli_die("--cuda-math: '%s' is not tf32, bf16 or f32", v);
+            cuda_math_name = v;
+        }
         else {
             fputs(USAGE, stderr);
             cli_die("unknown option '%s'", a);
@@ -174,11 +187,28 @@ int cmd_train(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    fprintf(stderr, "laya train: H=%d D=%d L=%d W=%d batch=%d seq=%d, %d threads -> %s\n", o.cfg.H, o.cfg.D,
-            o.cfg.L, o.cfg.W, o.B, o.T, omp_get_max_threads(), o.out_dir);
     bar_ctx bc = {.last_draw = -1, .tty = isatty(2)};
     char err[1024] = "";
-    laya_status st = train_run(&o, progress, &bc, &stop_flag, err, sizeof err);
+    laya_status st;
+    if (cuda) {
+#ifdef LAYA_CUDA
+        cuda_math math = !strcmp(cuda_math_name, "f32") ? CUDA_MATH_F32
+                         : !strcmp(cuda_math_name, "bf16") ? CUDA_MATH_BF16 : CUDA_MATH_TF32;
+        char dev[256];
+        cuda_device_name(dev, sizeof dev);
+        fprintf(stderr, "laya train: H=%d D=%d L=%d W=%d batch=%d seq=%d, CUDA %s on %s -> %s\n", o.cfg.H, o.cfg.D,
+                o.cfg.L, o.cfg.W, o.B, o.T, cuda_math_name, dev, o.out_dir);
+        st = cuda_train_run(&o, math, progress, &bc, &stop_flag, err, sizeof err);
+#else
+        (void)cuda_math_name;
+        cli_die("--device cuda: this laya was built without the CUDA trainer (build it with `make cuda`, "
+                "then run build-cuda/laya)");
+#endif
+    } else {
+        fprintf(stderr, "laya train: H=%d D=%d L=%d W=%d batch=%d seq=%d, %d threads -> %s\n", o.cfg.H, o.cfg.D,
+                o.cfg.L, o.cfg.W, o.B, o.T, omp_get_max_threads(), o.out_dir);
+        st = train_run(&o, progress, &bc, &stop_flag, err, sizeof err);
+    }
     if (bc.tty) fputc('\n', stderr);
     if (st != LAYA_OK) cli_die("training failed: %s%s%s", laya_status_str(st), *err ? ": " : "", err);
     plot(o.out_dir, o.n_valid);

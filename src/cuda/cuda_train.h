@@ -1,0 +1,129 @@
+/* cuda_train.h - the CUDA trainer (issue 4, C6): the whole network of
+ * src/train/train_model.c on one NVIDIA GPU, with the same truncated-BPTT
+ * semantics (train.h), the same dropout masks, the same AdamW, clipping and
+ * schedule, and the flat f32 parameter layout of src/model/model_params.c,
+ * so parameters, moments, carried states and checkpoints move between the
+ * CPU and the GPU trainer unchanged.
+ *
+ * Everything lives on the device: parameters, gradients, Adam moments (f32
+ * master copies in every math mode), activations sized for B x T, and two
+ * carried-state slots of (L,B,H): CUDA_SLOT_TRAIN for the training shards,
+ * CUDA_SLOT_EVAL for validation. A training step (cuda_trainer_step) is
+ * captured once into a CUDA graph and replayed: the per-step scalars
+ * (dropout keys, 1/count, learning rate, bias corrections) are read from
+ * device memory, so replays need no re-capture.
+ *
+ * Shape letters: V vocab, H hidden, D attention width, L layers, W window,
+ * G = 3H, B batch, T time, N = B*T rows (row n = b*T + t). */
+#ifndef LAYA_CUDA_TRAIN_H
+#define LAYA_CUDA_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda/cuda_ops.h"
+#include "model/model.h"
+#include "train/train.h"
+
+enum { CUDA_SLOT_NONE = -1, CUDA_SLOT_TRAIN = 0, CUDA_SLOT_EVAL = 1 };
+
+typedef struct {
+    float *xin, *gates, *ghn, *hprev, *h, *qkv, *att, *ctx; /* as train_layer_cache */
+} cuda_layer_cache;
+
+/* Per-step scalars in device memory (see above). */
+typedef struct {
+    uint64_t key[MODEL_MAX_L];   /* dropout key of each layer input */
+    float xent_scale;            /* 1 / counted targets */
+    float pad_;
+    cuda_adam_vars adam;
+} cuda_step_vars;
+
+typedef struct {
+    model_cfg cfg;
+    int B, T;
+    float dropout;
+    cuda_ctx ctx;
+    size_t P;                        /* model_n_params */
+    /* device */
+    float *params, *grads, *m, *v;   /* (P) flat layout */
+    float *state[2];                 /* (L,B,H) per slot */
+    cuda_layer_cache lc[MODEL_MAX_L];
+    float *xL, *rs, *y, *probs, *row_loss;  /* (N,H) (N) (N,H) (N,V) (N) */
+    float *da, *db, *dgi, *dgh, *dqkv, *dctx, *dsc, *dhc, *ghs;
+    int32_t *in, *tgt, *eidx;        /* (N) (N) embedding-gradient index */
+    cuda_step_vars *vars;
+    double *out;                     /* [loss sum, gradient norm] */
+    void *mem;                       /* the one device allocation */
+    size_t mem_bytes;
+    /* host (pinned) staging */
+    int32_t *h_in, *h_tgt, *h_eidx, *h_counts;
+    cuda_step_vars *h_vars;
+    double *h_out;
+    /* the last forward */
+    int nb, drop_on;
+    int64_t count;
+    double loss_sum;
+    /* the captured training step and what it was captured for */
+    void *graph, *graph_exec;
+    int g_slot;
+    train_adamw g_adam;
+    /* profiling (cuda_trainer_profile) */
+    int prof_n;
+    void *prof_ev[128];
+    const char *prof_name[128];
+} cuda_trainer;
+
+laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T, float dropout,
+                              cuda_math math, char *err, size_t errlen);
+void cuda_trainer_free(cuda_trainer *ct);
+
+/* Host <-> device copies of the flat f32 arrays (P floats each; m, v may be
+ * NULL: set zeroes them, get skips them). */
+laya_status cuda_trainer_set(cuda_trainer *ct, const float *params, const float *m, const float *v,
+                             char *err, size_t errlen);
+laya_status cuda_trainer_get(cuda_trainer *ct, float *params, float *m, float *v, char *err, size_t errlen);
+laya_status cuda_trainer_get_grads(cuda_trainer *ct, float *grads, char *err, size_t errlen);
+/* A carried-state slot (L*nb*H floats, layout of train_forward's state). */
+laya_status cuda_state_set(cuda_trainer *ct, int slot, const float *state, size_t floats, char *err,
+                           size_t errlen);
+laya_status cuda_state_get(cuda_trainer *ct, int slot, float *state, size_t floats, char *err, size_t errlen);
+laya_status cuda_state_zero(cuda_trainer *ct, int slot, char *err, size_t errlen);
+
+/* train_forward on the GPU: toks (nb, T+1) host; slot CUDA_SLOT_NONE starts
+ * from zero. training: dropout on, keyed by (seed, salt). grad: leave
+ * dlogits of the mean loss in probs for cuda_trainer_backward (else only
+ * the loss is computed). *loss gets the mean loss in nats (synchronizes). */
+laya_status cuda_trainer_forward(cuda_trainer *ct, const int32_t *toks, int nb, int slot, int training,
+                                 int grad, uint64_t seed, uint64_t salt, double *loss, char *err,
+                                 size_t errlen);
+/* train_backward of the last forward (which had grad set), but WRITES the
+ * gradients (zeroed first). Synchronizes. */
+laya_status cuda_trainer_backward(cuda_trainer *ct, char *err, size_t errlen);
+
+/* One whole training step as train_loop.c does it: forward (dropout keyed
+ * by (seed, step)), backward, global-norm clipping at o->... clip, AdamW at
+ * rate lr with bias corrections for step+1, via the captured graph. toks
+ * (B, T+1); slot CUDA_SLOT_TRAIN carries the state, CUDA_SLOT_NONE does
+ * not. *loss: mean loss of the batch; *norm (may be NULL): gradient norm
+ * before clipping. */
+laya_status cuda_trainer_step(cuda_trainer *ct, const int32_t *toks, int slot, uint64_t seed, int64_t step,
+                              const train_adamw *o, float lr, float clip, double *loss, double *norm,
+                              char *err, size_t errlen);
+
+/* Runs one step's forward, backward and optimizer without the graph, with
+ * an event between phases, and prints the table of milliseconds per phase
+ * to stdout (for bench/cuda). Changes the parameters like a step. */
+laya_status cuda_trainer_profile(cuda_trainer *ct, const int32_t *toks, char *err, size_t errlen);
+
+/* Fills every activation and gradient buffer with NaN (tests: whatever a
+ * step reads must have been written by it). */
+void cuda_trainer_poison(cuda_trainer *ct);
+
+/* The loop behind `laya train --device cuda`: train_run's contract
+ * (train.h), the same files (log.csv, best.safetensors, last.ckpt in the
+ * CPU trainer's format) and schedule, on the GPU. */
+laya_status cuda_train_run(const train_opts *o, cuda_math math, train_progress_fn fn, void *ctx,
+                           volatile int *stop, char *err, size_t errlen);
+
+#endif
