@@ -136,12 +136,11 @@ int cmd_serve(int argc, char **argv) {
     }
     if (!max_sessions) max_sessions = stdio ? STDIO_SESSIONS : SOCKET_SESSIONS;
 
-    char err[512] = "";
+    char err[512] = "", def[256];
     srv *s = NULL;
     if (sock) {
         /* Bind before loading the model: a second daemon is refused at
          * once, and clients that connect early wait in the backlog. */
-        char def[256];
         if (!sock_path) {
             if (srv_default_path(def, sizeof def, err, sizeof err) != LAYA_OK) cli_die("serve: %s", err);
             sock_path = def;

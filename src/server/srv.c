@@ -45,6 +45,7 @@ struct srv {
     char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
     int lock_fd, listen_fd, sig_fd, ep;
     sigset_t old_mask;
+    int masked;            /* SIGTERM/SIGINT blocked by srv_open: restore old_mask */
     client *clients;
     int n_clients;
     uint64_t next_id;
@@ -181,7 +182,7 @@ laya_status srv_open(const char *path, int make_dir, const srv_cfg *cfg, srv **o
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
-    sigprocmask(SIG_BLOCK, &mask, &s->old_mask);
+    s->masked = sigprocmask(SIG_BLOCK, &mask, &s->old_mask) == 0;
     s->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     s->ep = epoll_create1(EPOLL_CLOEXEC);
     if (s->sig_fd < 0 || s->ep < 0) {
@@ -224,10 +225,8 @@ void srv_close(srv *s) {
         close(s->listen_fd);
         unlink(s->path);
     }
-    if (s->sig_fd >= 0) {
-        close(s->sig_fd);
-        sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
-    }
+    if (s->sig_fd >= 0) close(s->sig_fd);
+    if (s->masked) sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
     if (s->ep >= 0) close(s->ep);
     if (s->lock_fd >= 0) {
         unlink(s->lock_path);   /* while still held, so no other daemon holds this file */
