@@ -48,6 +48,7 @@ void cuda_device_name(char *buf, size_t n) {
 laya_status cuda_ctx_init(cuda_ctx *c, cuda_math math, size_t red_floats, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     c->math = math;
+    c->split = 1;
     if (cuda_device_count() < 1)
         return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "no CUDA device (driver missing or no GPU)");
     cudaStream_t st;
@@ -81,7 +82,56 @@ laya_status cuda_ctx_init(cuda_ctx *c, cuda_math math, size_t red_floats, char *
     return LAYA_OK;
 }
 
+static laya_status blas_new(void **h, void **ws, void *stream, char *err, size_t errlen) {
+    cublasHandle_t b;
+    if (cublasCreate(&b) != CUBLAS_STATUS_SUCCESS)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "cannot create a cuBLAS handle");
+    *h = b;
+    if (cudaMalloc(ws, BLAS_WS_BYTES) != cudaSuccess) {
+        cudaGetLastError();
+        *ws = NULL;
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate a cuBLAS workspace");
+    }
+    if (cublasSetStream(b, (cudaStream_t)stream) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetWorkspace(b, *ws, BLAS_WS_BYTES) != CUBLAS_STATUS_SUCCESS)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "cannot configure cuBLAS");
+    return LAYA_OK;
+}
+
+laya_status cuda_ctx_set_split(cuda_ctx *c, int split, char *err, size_t errlen) {
+    if (split < 1) split = 1;
+    if (split > CUDA_MAX_SPLIT) split = CUDA_MAX_SPLIT;
+    if (!c->ev_fork) {
+        cudaEvent_t e;
+        if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+            return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "cannot create a CUDA event");
+        c->ev_fork = e;
+    }
+    for (int k = 0; k < split; k++) {
+        if (c->side[k]) continue;
+        cudaStream_t st;
+        cudaEvent_t e;
+        if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+            return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "cannot create a CUDA stream");
+        c->side[k] = st;
+        if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+            return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "cannot create a CUDA event");
+        c->ev_join[k] = e;
+        laya_status s = blas_new(&c->side_blas[k], &c->side_ws[k], st, err, errlen);
+        if (s != LAYA_OK) return s;
+    }
+    c->split = split;
+    return LAYA_OK;
+}
+
 void cuda_ctx_free(cuda_ctx *c) {
+    for (int k = 0; k < CUDA_MAX_SPLIT; k++) {
+        if (c->side_blas[k]) cublasDestroy((cublasHandle_t)c->side_blas[k]);
+        if (c->side_ws[k]) cudaFree(c->side_ws[k]);
+        if (c->side[k]) cudaStreamDestroy((cudaStream_t)c->side[k]);
+        if (c->ev_join[k]) cudaEventDestroy((cudaEvent_t)c->ev_join[k]);
+    }
+    if (c->ev_fork) cudaEventDestroy((cudaEvent_t)c->ev_fork);
     if (c->blas) cublasDestroy((cublasHandle_t)c->blas);
     if (c->blas_ws) cudaFree(c->blas_ws);
     if (c->red) cudaFree(c->red);
@@ -110,18 +160,45 @@ laya_status cuda_ctx_sync(cuda_ctx *c, const char *what, char *err, size_t errle
 
 /* ---- matrix products ---- */
 
-void cuda_gemm(cuda_ctx *c, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
-               const float *B, int ldb, float beta, float *C, int ldc) {
+static void gemm_h(cuda_ctx *c, void *handle, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+                   int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     cublasComputeType_t ct = c->math == CUDA_MATH_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
                              : c->math == CUDA_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
                                                          : CUBLAS_COMPUTE_32F;
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
      * same arrays, operands swapped. */
-    cublasStatus_t st = cublasGemmEx((cublasHandle_t)c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+    cublasStatus_t st = cublasGemmEx((cublasHandle_t)handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                                      ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F, ldb, A,
                                      CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS && !c->blas_status) c->blas_status = (int)st;
+}
+
+void cuda_gemm(cuda_ctx *c, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+               const float *B, int ldb, float beta, float *C, int ldc) {
+    gemm_h(c, c->blas, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Batch chain k of n over B rows: rows [*b0, *b0 + *nb). */
+static void chain_rows(int B, int n, int k, int *b0, int *nb) {
+    *b0 = (int)((long long)B * k / n);
+    *nb = (int)((long long)B * (k + 1) / n) - *b0;
+}
+
+static int chains(const cuda_ctx *c, int B) { return c->split < B ? c->split : B; }
+
+static void fork_chains(cuda_ctx *c, int n) {
+    if (n < 2) return;
+    cudaEventRecord((cudaEvent_t)c->ev_fork, S(c));
+    for (int k = 0; k < n; k++) cudaStreamWaitEvent((cudaStream_t)c->side[k], (cudaEvent_t)c->ev_fork, 0);
+}
+
+static void join_chains(cuda_ctx *c, int n) {
+    if (n < 2) return;
+    for (int k = 0; k < n; k++) {
+        cudaEventRecord((cudaEvent_t)c->ev_join[k], (cudaStream_t)c->side[k]);
+        cudaStreamWaitEvent(S(c), (cudaEvent_t)c->ev_join[k], 0);
+    }
 }
 
 /* ---- block and warp reductions (fixed shapes, so fixed order) ---- */
@@ -303,9 +380,9 @@ __device__ inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 /* Step t: gates of row n = b*T + t from the input projections (in gates,
  * without bias) and the recurrent ones gh (B,G). */
 __global__ void k_gru_fwd_step(const float *__restrict__ b_ih, const float *__restrict__ b_hh, int T, int H,
-                               int t, float *gates, const float *__restrict__ gh, float *ghn, float *hprev,
+                               int t, int b0, float *gates, const float *__restrict__ gh, float *ghn, float *hprev,
                                float *h) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.y;
+    int j = blockIdx.x * blockDim.x + threadIdx.x, b = b0 + (int)blockIdx.y;
     if (j >= H) return;
     size_t n = (size_t)b * T + t, G = 3 * (size_t)H;
     float *gi = gates + n * G;
@@ -333,17 +410,28 @@ void cuda_gru_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const f
                           cudaMemcpyDeviceToDevice, S(c));
     else
         cudaMemset2DAsync(hprev, ldt * sizeof(float), 0, (size_t)H * sizeof(float), B, S(c));
-    dim3 grid(nblk(H, 128), B);
-    for (int t = 0; t < T; t++) {
-        cuda_gemm(c, 0, 1, B, G, H, 1.0f, hprev + (size_t)t * H, (int)ldt, w->w_hh, H, 0.0f, scratch, G);
-        k_gru_fwd_step<<<grid, 128, 0, S(c)>>>(w->b_ih, w->b_hh, T, H, t, gates, scratch, ghn, hprev, h);
+    int n = chains(c, B);
+    fork_chains(c, n);
+    /* Chain k issues its whole recurrence on its own stream and handle. */
+    for (int k = 0; k < n; k++) {
+        int b0, nb;
+        chain_rows(B, n, k, &b0, &nb);
+        cudaStream_t st = n > 1 ? (cudaStream_t)c->side[k] : S(c);
+        void *hd = n > 1 ? c->side_blas[k] : c->blas;
+        dim3 grid(nblk(H, 128), nb);
+        for (int t = 0; t < T; t++) {
+            gemm_h(c, hd, 0, 1, nb, G, H, 1.0f, hprev + (size_t)b0 * ldt + (size_t)t * H, (int)ldt, w->w_hh, H, 0.0f,
+                   scratch + (size_t)b0 * G, G);
+            k_gru_fwd_step<<<grid, 128, 0, st>>>(w->b_ih, w->b_hh, T, H, t, b0, gates, scratch, ghn, hprev, h);
+        }
     }
+    join_chains(c, n);
 }
 
-__global__ void k_gru_bwd_step(int T, int H, int t, const float *__restrict__ gates,
+__global__ void k_gru_bwd_step(int T, int H, int t, int b0, const float *__restrict__ gates,
                                const float *__restrict__ ghn, const float *__restrict__ hprev,
                                const float *__restrict__ dh, float *dgi, float *dgh, float *dhc) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.y;
+    int j = blockIdx.x * blockDim.x + threadIdx.x, b = b0 + (int)blockIdx.y;
     if (j >= H) return;
     size_t n = (size_t)b * T + t, G = 3 * (size_t)H;
     const float *ga = gates + n * G;
@@ -367,11 +455,22 @@ void cuda_gru_bwd(cuda_ctx *c, const cuda_gru_w *w, cuda_gru_g *g, int B, int T,
                   float *dgh, float *dhc, float *dx) {
     int N = B * T, G = 3 * H;
     cudaMemsetAsync(dhc, 0, (size_t)B * H * sizeof(float), S(c));
-    dim3 grid(nblk(H, 128), B);
-    for (int t = T - 1; t >= 0; t--) {
-        k_gru_bwd_step<<<grid, 128, 0, S(c)>>>(T, H, t, gates, ghn, hprev, dh, dgi, dgh, dhc);
-        if (t > 0) cuda_gemm(c, 0, 0, B, H, G, 1.0f, dgh + (size_t)t * G, T * G, w->w_hh, H, 1.0f, dhc, H);
+    int n = chains(c, B);
+    fork_chains(c, n);
+    for (int k = 0; k < n; k++) {
+        int b0, nb;
+        chain_rows(B, n, k, &b0, &nb);
+        cudaStream_t st = n > 1 ? (cudaStream_t)c->side[k] : S(c);
+        void *hd = n > 1 ? c->side_blas[k] : c->blas;
+        dim3 grid(nblk(H, 128), nb);
+        for (int t = T - 1; t >= 0; t--) {
+            k_gru_bwd_step<<<grid, 128, 0, st>>>(T, H, t, b0, gates, ghn, hprev, dh, dgi, dgh, dhc);
+            if (t > 0)
+                gemm_h(c, hd, 0, 0, nb, H, G, 1.0f, dgh + (size_t)b0 * T * G + (size_t)t * G, T * G, w->w_hh, H, 1.0f,
+                       dhc + (size_t)b0 * H, H);
+        }
     }
+    join_chains(c, n);
     cuda_gemm(c, 1, 0, G, H, N, 1.0f, dgh, G, hprev, H, 1.0f, g->w_hh, H);
     cuda_gemm(c, 1, 0, G, H, N, 1.0f, dgi, G, x, H, 1.0f, g->w_ih, H);
     cuda_colsum_acc(c, dgh, NULL, NULL, N, G, G, g->b_hh);

@@ -43,10 +43,21 @@ enum { CUDA_COLSUM_PARTS = 32, CUDA_SUMSQ_BLOCKS = 1024 };
 /* The largest attention window the kernels hold in registers (MODEL_MAX_W). */
 enum { CUDA_MAX_W = 16 };
 
+/* The GRU recurrences may run the batch as up to CUDA_MAX_SPLIT independent
+ * chains of streams (rows are independent across b), each on its own
+ * stream, cuBLAS handle and workspace, forked from and joined back into the
+ * main stream with events (a graph captures them as parallel branches). A
+ * small (B,H)x(H,3H) product leaves most of the chip idle and pays its
+ * latency once per step, so concurrent chains overlap those latencies. */
+enum { CUDA_MAX_SPLIT = 8 };
+
 typedef struct cuda_ctx {
     void *stream;       /* cudaStream_t */
     void *blas;         /* cublasHandle_t */
     void *blas_ws;      /* cuBLAS workspace (device), fixed so graphs can capture */
+    int split;          /* batch chains of the GRU recurrences, 1..CUDA_MAX_SPLIT */
+    void *side[CUDA_MAX_SPLIT], *side_blas[CUDA_MAX_SPLIT], *side_ws[CUDA_MAX_SPLIT];
+    void *ev_fork, *ev_join[CUDA_MAX_SPLIT];
     float *red;         /* (red_floats) reduction scratch (device) */
     size_t red_floats;
     cuda_math math;
@@ -64,6 +75,11 @@ laya_status cuda_ctx_check(cuda_ctx *c, const char *what, char *err, size_t errl
 laya_status cuda_ctx_sync(cuda_ctx *c, const char *what, char *err, size_t errlen);
 /* Number of usable CUDA devices (0 when there is no driver or device). */
 int cuda_device_count(void);
+/* Sets the number of batch chains of the GRU recurrences (clamped to
+ * 1..CUDA_MAX_SPLIT; results differ from split 1 only by cuBLAS's choice of
+ * algorithm for the smaller products). Creates the side streams on first
+ * use. */
+laya_status cuda_ctx_set_split(cuda_ctx *c, int split, char *err, size_t errlen);
 /* "NVIDIA H100 80GB HBM3, 132 SMs" style name of device 0. */
 void cuda_device_name(char *buf, size_t n);
 

@@ -91,6 +91,10 @@ laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T
     ct->g_slot = -2;
     size_t red = (size_t)CUDA_COLSUM_PARTS * 3 * (size_t)c->H;
     if ((st = cuda_ctx_init(&ct->ctx, math, red, err, errlen)) != LAYA_OK) return st;
+    if ((st = cuda_ctx_set_split(&ct->ctx, CUDA_TRAIN_SPLIT, err, errlen)) != LAYA_OK) {
+        cuda_trainer_free(ct);
+        return st;
+    }
     bump b = {0};
     layout(ct, &b);
     ct->mem_bytes = b.off;
@@ -142,6 +146,11 @@ void cuda_trainer_free(cuda_trainer *ct) {
     for (int i = 0; i < ct->prof_n; i++) cudaEventDestroy((cudaEvent_t)ct->prof_ev[i]);
     cuda_ctx_free(&ct->ctx);
     memset(ct, 0, sizeof *ct);
+}
+
+laya_status cuda_trainer_set_split(cuda_trainer *ct, int split, char *err, size_t errlen) {
+    drop_graph(ct);
+    return cuda_ctx_set_split(&ct->ctx, split, err, errlen);
 }
 
 laya_status cuda_trainer_set(cuda_trainer *ct, const float *params, const float *m, const float *v,

@@ -74,9 +74,17 @@ typedef struct {
     const char *prof_name[128];
 } cuda_trainer;
 
+/* Batch chains of the GRU recurrences a new trainer uses (cuda_ctx_set_split).
+ * One: on an H200 at B=256 the graph step took 51.7 ms with 1 chain, 54.0
+ * with 2, 57.6 with 4, 76.4 with 8 (bench/cuda/NOTES.md). */
+enum { CUDA_TRAIN_SPLIT = 1 };
+
 laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T, float dropout,
                               cuda_math math, char *err, size_t errlen);
 void cuda_trainer_free(cuda_trainer *ct);
+
+/* Changes the batch chains of the GRU recurrences (re-captures the step). */
+laya_status cuda_trainer_set_split(cuda_trainer *ct, int split, char *err, size_t errlen);
 
 /* Host <-> device copies of the flat f32 arrays (P floats each; m, v may be
  * NULL: set zeroes them, get skips them). */

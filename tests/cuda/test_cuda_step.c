@@ -29,7 +29,7 @@ static void make_batch(int32_t *toks, int B, int T, int V, uint64_t *s) {
     toks[T] = TOK_PAD; /* one target not counted */
 }
 
-static void step_case(model_cfg cfg, int B, int T, float dropout, const math_case *mc) {
+static void step_case(model_cfg cfg, int B, int T, float dropout, const math_case *mc, int split) {
     char err[512];
     size_t P = model_n_params(&cfg), S = (size_t)cfg.L * B * cfg.H;
     uint64_t s = 1234;
@@ -48,6 +48,7 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
 
     cuda_trainer ct;
     CHECKF(cuda_trainer_init(&ct, &cfg, B, T, dropout, mc->math, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(cuda_trainer_set_split(&ct, split, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_trainer_set(&ct, p, NULL, NULL, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_state_set(&ct, CUDA_SLOT_TRAIN, st, S, err, sizeof err) == LAYA_OK, "%s", err);
     cuda_trainer_poison(&ct);
@@ -58,8 +59,8 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
     CHECKF(cuda_trainer_get_grads(&ct, gg, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_state_get(&ct, CUDA_SLOT_TRAIN, st_gpu, S, err, sizeof err) == LAYA_OK, "%s", err);
     double le = fabs(loss_gpu - loss_cpu) / loss_cpu;
-    printf("    [%s H=%d D=%d L=%d W=%d B=%d T=%d p=%.1f] loss gpu %.7f cpu %.7f rel %.1e\n", mc->name, cfg.H, cfg.D,
-           cfg.L, cfg.W, B, T, dropout, loss_gpu, loss_cpu, le);
+    printf("    [%s H=%d D=%d L=%d W=%d B=%d T=%d p=%.1f split %d] loss gpu %.7f cpu %.7f rel %.1e\n", mc->name,
+           cfg.H, cfg.D, cfg.L, cfg.W, B, T, dropout, split, loss_gpu, loss_cpu, le);
     CHECKF(le <= mc->loss_tol, "%s: loss relative error %.2e > %.0e", mc->name, le, mc->loss_tol);
     model_tensor ts[2 + 8 * MODEL_MAX_L];
     int nt = model_tensors(&cfg, ts, (int)(sizeof ts / sizeof ts[0]));
@@ -123,20 +124,21 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
 
 TEST(cuda_step_matches_cpu_f32) {
     NEED_GPU();
-    step_case((model_cfg){.V = 300, .H = 48, .D = 20, .L = 2, .W = 5}, 4, 9, 0.2f, &MATHS[0]);
-    step_case((model_cfg){.V = 270, .H = 33, .D = 33, .L = 3, .W = 3}, 3, 6, 0.0f, &MATHS[0]);
-    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[0]);
+    step_case((model_cfg){.V = 300, .H = 48, .D = 20, .L = 2, .W = 5}, 4, 9, 0.2f, &MATHS[0], 1);
+    step_case((model_cfg){.V = 270, .H = 33, .D = 33, .L = 3, .W = 3}, 3, 6, 0.0f, &MATHS[0], 8);
+    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[0], 3);
+    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[0], CUDA_TRAIN_SPLIT);
 }
 
 TEST(cuda_step_matches_cpu_tf32) {
     NEED_GPU();
-    step_case((model_cfg){.V = 300, .H = 48, .D = 20, .L = 2, .W = 5}, 4, 9, 0.2f, &MATHS[1]);
-    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[1]);
+    step_case((model_cfg){.V = 300, .H = 48, .D = 20, .L = 2, .W = 5}, 4, 9, 0.2f, &MATHS[1], 2);
+    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[1], CUDA_TRAIN_SPLIT);
 }
 
 TEST(cuda_step_matches_cpu_bf16) {
     NEED_GPU();
-    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[2]);
+    step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[2], CUDA_TRAIN_SPLIT);
 }
 
 /* Evaluation path: fewer streams than the batch, no dropout, no gradient,
