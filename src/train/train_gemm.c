@@ -57,26 +57,36 @@ static inline float elt(const float *X, int ld, int trans, int r, int c) {
     return trans ? X[(size_t)c * ld + r] : X[(size_t)r * ld + c];
 }
 
+/* One MR-row panel; MR is a constant at each call site, so the copies
+ * unroll into vector moves. */
+static inline __attribute__((always_inline)) void pack_a_panel(const int MR, int ta, const float *A, int lda,
+                                                              int r0, int mr, int k0, int kc, float *dst) {
+    if (mr == MR && !ta) {
+        const float *rows[16];
+        for (int i = 0; i < MR; i++) rows[i] = A + (size_t)(r0 + i) * lda + k0;
+        for (int k = 0; k < kc; k++)
+            for (int i = 0; i < MR; i++) dst[k * MR + i] = rows[i][k];
+        return;
+    }
+    if (mr == MR) {
+        for (int k = 0; k < kc; k++) memcpy(dst + (size_t)k * MR, A + (size_t)(k0 + k) * lda + r0, MR * sizeof(float));
+        return;
+    }
+    for (int k = 0; k < kc; k++)
+        for (int i = 0; i < MR; i++)
+            dst[k * MR + i] = i < mr ? (ta ? A[(size_t)(k0 + k) * lda + r0 + i] : A[(size_t)(r0 + i) * lda + k0 + k])
+                                     : 0.0f;
+}
+
 void train_gemm_pack_a(const train_gemm_kern *kn, int ta, const float *A, int lda, int i0, int mc, int k0,
                        int kc, float *ap) {
     int MR = kn->mr;
     for (int ip = 0; ip < mc; ip += MR) {
         float *dst = ap + (size_t)ip * kc;
         int mr = mc - ip < MR ? mc - ip : MR;
-        if (!ta) {
-            for (int i = 0; i < MR; i++) {
-                const float *src = A + (size_t)(i0 + ip + i) * lda + k0;
-                if (i < mr)
-                    for (int k = 0; k < kc; k++) dst[k * MR + i] = src[k];
-                else
-                    for (int k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
-            }
-            continue;
-        }
-        for (int k = 0; k < kc; k++) {
-            const float *src = A + (size_t)(k0 + k) * lda + i0 + ip;
-            for (int i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? src[i] : 0.0f;
-        }
+        if (MR == 8) pack_a_panel(8, ta, A, lda, i0 + ip, mr, k0, kc, dst);
+        else if (MR == 6) pack_a_panel(6, ta, A, lda, i0 + ip, mr, k0, kc, dst);
+        else pack_a_panel(MR, ta, A, lda, i0 + ip, mr, k0, kc, dst);
     }
 }
 
