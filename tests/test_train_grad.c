@@ -443,3 +443,21 @@ TEST(train_grad_checker_catches_error) {
     norm_ctx c = {N, H, dup(x, 12), dup(g, 4), dup(r, 12), malloc(sizeof(double) * 12)};
     CHECK(check_grad("broken", c.x, 12, dx, norm_loss, &c, 1e-4, 1e-3) > 1);
 }
+
+/* The vector dropout keeps exactly the elements train_dropout_keep names,
+ * scaled by 1/(1-p), over lengths that end mid-vector. */
+TEST(train_dropout_vector_equals_keep) {
+    static const float ps[] = {0.1f, 0.5f, 0.3333f, 0.9f};
+    for (int k = 0; k < 4; k++) {
+        size_t n = 1003 + (size_t)k;
+        float *x = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; i++) x[i] = 1.0f + (float)i;
+        train_dropout_fwd(77, 5 + (uint64_t)k, ps[k], n, x);
+        float sc = 1.0f / (1.0f - ps[k]);
+        for (size_t i = 0; i < n; i++) {
+            float want = train_dropout_keep(77, 5 + (uint64_t)k, i, ps[k]) ? (1.0f + (float)i) * sc : 0.0f;
+            CHECKF(x[i] == want, "p=%g element %zu: %g, want %g", ps[k], i, x[i], want);
+        }
+        free(x);
+    }
+}

@@ -62,11 +62,42 @@ void train_embed_bwd(const int32_t *ids, int N, int H, const float *dx, float *d
 
 /* ---- dropout ---- */
 
+/* 64-bit lane products (low halves) from 32-bit multiplies: AVX2 has none. */
+static inline __m256i mul64(__m256i a, uint64_t b) {
+    __m256i bl = _mm256_set1_epi64x((long long)(b & 0xFFFFFFFFu)), bh = _mm256_set1_epi64x((long long)(b >> 32));
+    __m256i lo = _mm256_mul_epu32(a, bl);
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), bl), _mm256_mul_epu32(a, bh));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+}
+static inline __m256i vmix64(__m256i x) {
+    x = _mm256_add_epi64(x, _mm256_set1_epi64x((long long)0x9E3779B97F4A7C15ull));
+    x = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), 0xBF58476D1CE4E5B9ull);
+    x = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), 0x94D049BB133111EBull);
+    return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+}
+
+/* Eight elements at a time: the same keep decision as train_dropout_keep,
+ * (r >> 40) / 2^24 >= p being (r >> 40) >= ceil(p * 2^24) exactly. */
 void train_dropout_fwd(uint64_t seed, uint64_t salt, float p, size_t n, float *x) {
     if (p <= 0.0f) return;
     float sc = 1.0f / (1.0f - p);
+    uint64_t base = mix64(seed ^ mix64(salt));
+    long long thr = (long long)ceil((double)p * 16777216.0);
+    size_t n8 = n / 8 * 8;
 #pragma omp parallel for schedule(static) if (n >= PAR_MIN)
-    for (size_t i = 0; i < n; i++) x[i] = train_dropout_keep(seed, salt, i, p) ? x[i] * sc : 0.0f;
+    for (size_t i = 0; i < n8; i += 8) {
+        __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long)(base + i)), _mm256_setr_epi64x(0, 1, 2, 3));
+        __m256i r0 = _mm256_srli_epi64(vmix64(idx), 40);
+        __m256i r1 = _mm256_srli_epi64(vmix64(_mm256_add_epi64(idx, _mm256_set1_epi64x(4))), 40);
+        __m256i vt = _mm256_set1_epi64x(thr);
+        /* keep where r >= thr: not (thr > r); low dwords of the 64-bit masks. */
+        __m256i d0 = _mm256_cmpgt_epi64(vt, r0), d1 = _mm256_cmpgt_epi64(vt, r1);
+        __m256i pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        __m256i drop = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(d0, pick), _mm256_permutevar8x32_epi32(d1, pick), 0xF0);
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(sc));
+        _mm256_storeu_ps(x + i, _mm256_andnot_ps(_mm256_castsi256_ps(drop), v));
+    }
+    for (size_t i = n8; i < n; i++) x[i] = train_dropout_keep(seed, salt, i, p) ? x[i] * sc : 0.0f;
 }
 
 void train_dropout_bwd(uint64_t seed, uint64_t salt, float p, size_t n, float *dx) {
