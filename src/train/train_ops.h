@@ -5,8 +5,9 @@
  * (issue 4) can mirror them one by one and be checked against them. Rows are
  * batch-major: row n = b*T + t. Backward functions ACCUMULATE (+=) into
  * parameter gradients and WRITE (=) the gradient of their input, unless the
- * comment says otherwise. None of them allocates; none may be called from
- * inside an OpenMP parallel region (they open their own).
+ * comment says otherwise. None allocates, except the packed copies of
+ * weights inside train_sgemm and the GRU (freed before they return); none
+ * may be called from inside an OpenMP parallel region (they open their own).
  *
  * Shape letters: V vocab, H hidden, D attention width, W window, G = 3H gate
  * rows (r, z, n), B batch, T time, N = B*T rows. */
@@ -56,7 +57,9 @@ typedef struct {
 typedef struct {
     float *w_ih, *w_hh, *b_ih, *b_hh;
 } train_gru_g;
-/* scratch (B,G). */
+/* scratch (B,G): unused now (the recurrent products stay in per-thread
+ * tiles, train_gru.c); kept in the signature the tests and the CUDA mirror
+ * share. */
 void train_gru_fwd(const train_gru_w *w, int B, int T, int H, const float *x, const float *h0,
                    float *gates, float *ghn, float *hprev, float *h, float *scratch);
 /* dh (N,H) the gradient of h. dgi, dgh (N,G) and dhc (B,H) scratch. Writes
