@@ -3,6 +3,6 @@
 # builds, starts the interactive demo on the shipped default model.
 set -eu
 cd "$(dirname "$0")/.."
-./scripts/deps.sh
+./scripts/deps.sh --build
 make -j"$(nproc)" all
 exec build/laya type "$@"

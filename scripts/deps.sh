@@ -1,8 +1,17 @@
 #!/bin/sh
 # scripts/deps.sh - installs the Debian 12 packages Laya builds and tests with
-# (only what is missing; needs root or sudo). Extra package names may be given.
+# (only what is missing; needs root or sudo).
+#   scripts/deps.sh          build + unit/CLI tests + peers + IBus end-to-end test
+#   scripts/deps.sh --build  only what building and running `laya` needs
 set -eu
-pkgs="build-essential libjansson-dev libsodium-dev pkg-config python3 gnuplot-nox $*"
+build="build-essential pkg-config libjansson-dev libsodium-dev python3 gnuplot-nox"
+# corpus extractor tests convert Traditional Chinese; the Presage peer test;
+# the IBus engine and its end-to-end test under Xvfb.
+tests="opencc presage libpresage-dev libpresage-data
+       libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool imagemagick dbus dbus-x11
+       python3-gi gir1.2-gtk-3.0"
+pkgs=$build
+[ "${1:-}" = "--build" ] || pkgs="$build $tests"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -12,4 +21,4 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 echo "installing:$missing"
 $SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing

@@ -28,6 +28,11 @@ run "unit tests ($BUILD/laya_tests)" "$BUILD/laya_tests"
 for t in tests/cli/*.sh; do
     [ -e "$t" ] && run "cli: $t" sh "$t"
 done
+# The IBus end-to-end test runs where the engine was built (`make ibus`;
+# scripts/test.sh does) unless LAYA_NO_E2E is set.
+if [ -x "$BUILD/ibus-engine-laya" ] && [ -z "${LAYA_NO_E2E:-}" ]; then
+    run "end to end: IBus under Xvfb" sh tests/e2e/ibus.sh
+fi
 if [ -f tests/corpus/run.py ]; then
     run "corpus extractors" python3 tests/corpus/run.py
 fi

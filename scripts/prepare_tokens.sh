@@ -1,0 +1,20 @@
+#!/bin/sh
+# scripts/prepare_tokens.sh - corpus -> tokenizer -> packed token streams, the
+# inputs of `laya train`. Reproducible: the corpus pipeline is byte-identical
+# across runs, the tokenizer trainer is deterministic.
+#   RETRAIN_TOKENIZER=1  also retrain models/tokenizer.tok (8192 ids)
+# Writes data/tokens/{train,en_valid,zh_valid}.tokens.
+set -eu
+cd "$(dirname "$0")/.."
+LAYA=${LAYA:-build/laya}
+[ -x "$LAYA" ] || make -j"$(nproc)" all
+[ -f data/corpus/en/train.txt ] || make corpus
+if [ "${RETRAIN_TOKENIZER:-0}" = 1 ]; then
+    "$LAYA" tokenizer train --vocab 8192 -o models/tokenizer.tok \
+        data/corpus/en/train.txt data/corpus/zh/train.txt
+fi
+mkdir -p data/tokens
+python3 scripts/corpus/mix.py data/tokens/mix_train.txt data/corpus/en/train.txt data/corpus/zh/train.txt
+"$LAYA" tokenizer encode --tok models/tokenizer.tok data/tokens/mix_train.txt data/tokens/train.tokens
+"$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/en/valid.txt data/tokens/en_valid.tokens
+"$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/zh/valid.txt data/tokens/zh_valid.tokens
