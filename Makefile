@@ -23,7 +23,7 @@ ifneq ($(SANITIZE),)
 endif
 
 LIB_SRC   = $(sort $(wildcard src/util/*.c src/tok/*.c src/kern/*.c src/model/*.c \
-                              src/engine/*.c src/train/*.c))
+                              src/engine/*.c src/train/*.c src/sim/*.c src/server/*.c))
 CLI_SRC   = $(sort $(wildcard src/cli/*.c))
 TEST_SRC  = $(sort $(wildcard tests/*.c))
 BENCH_SRC = $(sort $(wildcard bench/*.c))
@@ -82,14 +82,9 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 
-# ---- evaluation: typing simulator (src/sim) and peers ----------------------
-# The simulator is library code; it joins liblaya.a here so this block stays
-# self-contained. `make bench-peers` measures Laya and Presage (Debian) with
-# the same harness: `laya eval` over the JSON-lines protocol of shared/EVAL.md.
-SIM_SRC = $(sort $(wildcard src/sim/*.c))
-SIM_OBJ = $(SIM_SRC:%.c=$(BUILD)/%.o)
-$(BUILD)/liblaya.a: $(SIM_OBJ)
--include $(SIM_OBJ:.o=.d)
+# ---- evaluation: peers -------------------------------------------------------
+# `make bench-peers` measures Laya and Presage (Debian) with the same harness:
+# `laya eval` over the JSON-lines protocol of shared/EVAL.md.
 
 PRESAGE_ADAPTER = peers/presage/laya-presage
 $(PRESAGE_ADAPTER): peers/presage/laya-presage.c
@@ -106,14 +101,10 @@ bench-peers: presage-deps $(BUILD)/laya
 	LAYA=$(BUILD)/laya OUT=$(BUILD)/peers sh peers/bench.sh
 
 # ---- daemon and IBus engine (issue 7) --------------------------------------
-# src/server: the JSON-lines protocol (proto_) shared by `laya serve --stdio`
-# and the Unix-socket daemon `laya serve --socket` (srv_); they join
-# liblaya.a as the simulator does. The IBus engine is built only on request
-# (`make ibus`, needs libibus-1.0-dev); `make test-e2e` drives it under Xvfb.
-SERVER_SRC = $(sort $(wildcard src/server/*.c))
-SERVER_OBJ = $(SERVER_SRC:%.c=$(BUILD)/%.o)
-$(BUILD)/liblaya.a: $(SERVER_OBJ)
--include $(SERVER_OBJ:.o=.d)
+# src/server (in LIB_SRC): the JSON-lines protocol (proto_) shared by `laya
+# serve --stdio` and the Unix-socket daemon `laya serve --socket` (srv_).
+# The IBus engine is built only on request (`make ibus`, needs
+# libibus-1.0-dev); `make test-e2e` drives it under Xvfb.
 
 IBUS_CFLAGS = $(shell pkg-config --cflags ibus-1.0)
 IBUS_LIBS   = $(shell pkg-config --libs ibus-1.0)
