@@ -13,6 +13,7 @@
 
 #include "kern/kern.h"
 #include "model/model.h"
+#include "tok/tok_impl.h"
 
 enum { T = 20 };
 static const model_cfg tiny = {.V = 300, .H = 16, .D = 8, .L = 2, .W = 3};
@@ -246,3 +247,96 @@ TEST(model_from_params_refuses_bad_config) {
     CHECK(model_from_params(&c, &x, NULL, &m) == LAYA_ERR_ARG);
     CHECK(model_from_params(&tiny, NULL, NULL, &m) == LAYA_ERR_ARG);
 }
+
+/* Batched beams: model_step_batch over n states at different positions
+ * equals n model_step calls (1e-5), and model_logits_batch equals
+ * model_logits row by row, on every kernel table and on f32, q8 and q4
+ * weights (the batch goes through matmat, the single step through matvec). */
+static uint8_t *letter_pair_tokenizer(int32_t V, size_t *n) {
+    int M = V - TOK_FIRST_MERGE;
+    uint16_t (*merge)[2] = malloc(sizeof *merge * (size_t)M);
+    for (int i = 0; i < M; i++) {
+        merge[i][0] = (uint16_t)('a' + i % 26);
+        merge[i][1] = (uint16_t)('a' + (i / 26) % 26);
+    }
+    tok *t;
+    uint8_t *blob = NULL;
+    if (tok_build(V, (const uint16_t (*)[2])merge, &t, NULL, 0) == LAYA_OK) {
+        tok_save(t, &blob, n);
+        tok_free(t);
+    }
+    free(merge);
+    return blob;
+}
+
+static void check_batch(const char *isa) {
+    if (!kern_by_name(isa)) SKIP("this CPU lacks the instruction set");
+    if (getenv("LAYA_TEST_NOFORK")) SKIP("kern_get decides once per process");
+    setenv("LAYA_KERN", isa, 1);
+    model_cfg c = tiny;
+    c.H = 64;  /* a multiple of the q groups */
+    c.D = 32;
+    float *params = random_params(&c);
+    enum { NB = 8 };
+    size_t ns = model_state_floats(&c);
+    float *mem = malloc(2 * NB * ns * sizeof *mem);
+    float *sc1 = malloc(model_scratch_floats(&c) * sizeof *sc1);
+    float *scb = malloc(model_batch_scratch_floats(&c, NB) * sizeof *scb);
+    float *yb = malloc((size_t)NB * c.H * sizeof *yb), y1[64];
+    float *lb = malloc((size_t)NB * c.V * sizeof *lb), l1[300];
+    for (int fmt = 0; fmt < 3; fmt++) {
+        model *m = NULL;
+        if (fmt == 0) {
+            CHECK(model_from_params(&c, params, NULL, &m) == LAYA_OK);
+        } else {
+            char path[512], err[256];
+            size_t tn = 0;
+            uint8_t *tb = letter_pair_tokenizer(c.V, &tn);
+            CHECK(tb != NULL);
+            snprintf(path, sizeof path, "%s/b%d.safetensors", test_tmpdir(), fmt);
+            laya_status st = model_save_quant(path, &c, params, fmt == 1 ? QT_Q8 : QT_Q4, 32, tb, tn,
+                                              NULL, err, sizeof err);
+            free(tb);
+            CHECKF(st == LAYA_OK, "%s", err);
+            CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+        }
+        for (int n = 1; n <= NB; n++) {
+            model_state a[NB], b[NB], *pb[NB];
+            float *py[NB];
+            int32_t tk[NB];
+            for (int i = 0; i < n; i++) {
+                model_state_init(&c, &a[i], mem + (size_t)i * ns);
+                model_state_init(&c, &b[i], mem + (size_t)(NB + i) * ns);
+                for (int t = 0; t < i * 2 + n % 3; t++) model_step(m, &a[i], (int32_t)((t * 31 + i) % c.V), sc1, y1);
+                model_state_copy(&c, &b[i], &a[i]);
+                pb[i] = &b[i];
+                py[i] = yb + (size_t)i * c.H;
+                tk[i] = (int32_t)((i * 97 + n) % c.V);
+            }
+            for (int rep = 0; rep < 3; rep++) {
+                model_step_batch(m, pb, tk, n, scb, py);
+                model_logits_batch(m, yb, n, lb);
+                for (int i = 0; i < n; i++) {
+                    model_step(m, &a[i], tk[i], sc1, y1);
+                    CHECK(a[i].n == b[i].n);
+                    for (int e = 0; e < c.H; e++) CHECK_NEAR(py[i][e], y1[e], 1e-5, 1e-5);
+                    for (size_t e = 0; e < ns; e++) CHECK_NEAR(b[i].h[e], a[i].h[e], 1e-5, 1e-5);
+                    model_logits(m, y1, l1);
+                    for (int v = 0; v < c.V; v++) CHECK_NEAR(lb[(size_t)i * c.V + v], l1[v], 1e-4, 1e-5);
+                    tk[i] = (tk[i] + 11) % c.V;
+                }
+            }
+        }
+        model_free(m);
+    }
+    free(params);
+    free(mem);
+    free(sc1);
+    free(scb);
+    free(yb);
+    free(lb);
+}
+
+TEST(model_step_batch_matches_single_ref) { check_batch("ref"); }
+TEST(model_step_batch_matches_single_avx2) { check_batch("avx2"); }
+TEST(model_step_batch_matches_single_avx512) { check_batch("avx512"); }

@@ -141,4 +141,15 @@ void model_step(const model *m, model_state *s, int32_t token, float *scratch, f
 void model_logits(const model *m, const float *y, float *logits);
 void model_logits_ids(const model *m, const float *y, const int32_t *ids, int n, float *out);
 
+/* Batched beams: model_step for n (>= 1) distinct states s[i] consuming
+ * tokens[i], each weight matrix streamed once for all n (kern matmat)
+ * instead of n times. y[i] (H) as model_step's y. Equal to n model_step
+ * calls up to the kernels' summation order (tests/test_model_step.c: 1e-5).
+ * scratch: model_batch_scratch_floats(c, n) floats, caller-owned. */
+size_t model_batch_scratch_floats(const model_cfg *c, int n);
+void model_step_batch(const model *m, model_state *const *s, const int32_t *tokens, int n,
+                      float *scratch, float *const *y);
+/* logits (N, V) = Y (N, H) emb^T: one pass over the embedding for n vectors. */
+void model_logits_batch(const model *m, const float *y, int n, float *logits);
+
 #endif

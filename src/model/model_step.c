@@ -35,6 +35,53 @@ size_t model_scratch_floats(const model_cfg *c) {
 
 static float sigmoidf(float a) { return 1.0f / (1.0f + expf(-a)); }
 
+/* The GRU update of one layer from its two gate products gi = W_ih x and
+ * gh = W_hh h (G each, biases not yet added): h (H) is updated in place. */
+static void gru_update(const model_layer *ly, int H, const float *gi, const float *gh, float *h) {
+    for (int i = 0; i < H; i++) {
+        float r = sigmoidf(gi[i] + ly->b_ih[i] + gh[i] + ly->b_hh[i]);
+        float z = sigmoidf(gi[H + i] + ly->b_ih[H + i] + gh[H + i] + ly->b_hh[H + i]);
+        float n = tanhf(gi[2 * H + i] + ly->b_ih[2 * H + i] + r * (gh[2 * H + i] + ly->b_hh[2 * H + i]));
+        h[i] = (1.0f - z) * n + z * h[i];
+    }
+}
+
+/* Attention of query q (D) over the ring kr/vr (W, D) of one layer, whose
+ * newest entry is position pos: ctx (D); sc (W) scratch. */
+static void attend(int D, int W, int64_t pos, const float *q, const float *kr, const float *vr,
+                   float *sc, float *ctx) {
+    const int n_att = pos + 1 < W ? (int)pos + 1 : W;  /* positions pos-n_att+1 .. pos */
+    const float scale = 1.0f / sqrtf((float)D);
+    /* softmax over the window, oldest position first */
+    float mx = -INFINITY;
+    for (int j = 0; j < n_att; j++) {
+        const float *kj = kr + (size_t)((pos - n_att + 1 + j) % W) * D;
+        float d = 0;
+        for (int e = 0; e < D; e++) d += q[e] * kj[e];
+        sc[j] = d * scale;
+        if (sc[j] > mx) mx = sc[j];
+    }
+    float sum = 0;
+    for (int j = 0; j < n_att; j++) {
+        sc[j] = expf(sc[j] - mx);
+        sum += sc[j];
+    }
+    memset(ctx, 0, (size_t)D * sizeof *ctx);
+    for (int j = 0; j < n_att; j++) {
+        const float *vj = vr + (size_t)((pos - n_att + 1 + j) % W) * D, a = sc[j] / sum;
+        for (int e = 0; e < D; e++) ctx[e] += a * vj[e];
+    }
+}
+
+/* y = rmsnorm(x) * norm; the mean of squares in double costs nothing at H floats. */
+static void final_norm(const model *m, const float *x, float *y) {
+    const int H = m->cfg.H;
+    double ss = 0;
+    for (int i = 0; i < H; i++) ss += (double)x[i] * x[i];
+    float inv = (float)(1.0 / sqrt(ss / H + (double)MODEL_NORM_EPS));
+    for (int i = 0; i < H; i++) y[i] = x[i] * inv * m->norm[i];
+}
+
 /* Precondition: 0 <= token < V (the engine feeds tokenizer ids only). */
 void model_step(const model *m, model_state *s, int32_t token, float *scratch, float *y) {
     const kern_table *k = kern_get();
@@ -43,8 +90,6 @@ void model_step(const model *m, model_state *s, int32_t token, float *scratch, f
     float *sc = o + H;
     const int64_t pos = s->n;
     const int slot = (int)(pos % W);
-    const int n_att = pos + 1 < W ? (int)pos + 1 : W;  /* positions pos-n_att+1 .. pos */
-    const float scale = 1.0f / sqrtf((float)D);
 
     kern_row_f32(&m->emb, token, x);
     for (int l = 0; l < m->cfg.L; l++) {
@@ -54,44 +99,65 @@ void model_step(const model *m, model_state *s, int32_t token, float *scratch, f
 
         k->matvec(&ly->w_ih, x, gi);
         k->matvec(&ly->w_hh, h, gh);
-        for (int i = 0; i < H; i++) {
-            float r = sigmoidf(gi[i] + ly->b_ih[i] + gh[i] + ly->b_hh[i]);
-            float z = sigmoidf(gi[H + i] + ly->b_ih[H + i] + gh[H + i] + ly->b_hh[H + i]);
-            float n = tanhf(gi[2 * H + i] + ly->b_ih[2 * H + i] + r * (gh[2 * H + i] + ly->b_hh[2 * H + i]));
-            h[i] = (1.0f - z) * n + z * h[i];
-        }
-
+        gru_update(ly, H, gi, gh, h);
         k->matvec(&ly->wq, h, q);
         k->matvec(&ly->wk, h, kr + (size_t)slot * D);
         k->matvec(&ly->wv, h, vr + (size_t)slot * D);
-        /* softmax over the window, oldest position first */
-        float mx = -INFINITY;
-        for (int j = 0; j < n_att; j++) {
-            const float *kj = kr + (size_t)((pos - n_att + 1 + j) % W) * D;
-            float d = 0;
-            for (int e = 0; e < D; e++) d += q[e] * kj[e];
-            sc[j] = d * scale;
-            if (sc[j] > mx) mx = sc[j];
-        }
-        float sum = 0;
-        for (int j = 0; j < n_att; j++) {
-            sc[j] = expf(sc[j] - mx);
-            sum += sc[j];
-        }
-        memset(ctx, 0, (size_t)D * sizeof *ctx);
-        for (int j = 0; j < n_att; j++) {
-            const float *vj = vr + (size_t)((pos - n_att + 1 + j) % W) * D, a = sc[j] / sum;
-            for (int e = 0; e < D; e++) ctx[e] += a * vj[e];
-        }
+        attend(D, W, pos, q, kr, vr, sc, ctx);
         k->matvec(&ly->wo, ctx, o);
         for (int i = 0; i < H; i++) x[i] = h[i] + o[i];
     }
-    /* RMSNorm; the mean of squares in double costs nothing at H floats */
-    double ss = 0;
-    for (int i = 0; i < H; i++) ss += (double)x[i] * x[i];
-    float inv = (float)(1.0 / sqrt(ss / H + (double)MODEL_NORM_EPS));
-    for (int i = 0; i < H; i++) y[i] = x[i] * inv * m->norm[i];
+    final_norm(m, x, y);
     s->n = pos + 1;
+}
+
+/* X, Hc, O (N, H); GI, GH (N, G); Q, K, Vv, C (N, D); sc (W) */
+size_t model_batch_scratch_floats(const model_cfg *c, int n) {
+    return (size_t)n * (9 * (size_t)c->H + 4 * (size_t)c->D) + (size_t)c->W;
+}
+
+/* model_step for n states at once: the vectors of all n are gathered into
+ * rows of (N, .) blocks so that every matrix is streamed once (kern matmat)
+ * for the batch; the per-state math (gates, attention, norm) is the same
+ * code as model_step's. */
+void model_step_batch(const model *m, model_state *const *s, const int32_t *tokens, int n,
+                      float *scratch, float *const *y) {
+    const kern_table *k = kern_get();
+    const int H = m->cfg.H, D = m->cfg.D, W = m->cfg.W, G = 3 * H;
+    float *X = scratch, *Hc = X + (size_t)n * H, *O = Hc + (size_t)n * H;
+    float *GI = O + (size_t)n * H, *GH = GI + (size_t)n * G;
+    float *Q = GH + (size_t)n * G, *K = Q + (size_t)n * D, *Vv = K + (size_t)n * D, *C = Vv + (size_t)n * D;
+    float *sc = C + (size_t)n * D;
+
+    for (int b = 0; b < n; b++) kern_row_f32(&m->emb, tokens[b], X + (size_t)b * H);
+    for (int l = 0; l < m->cfg.L; l++) {
+        const model_layer *ly = &m->layer[l];
+        for (int b = 0; b < n; b++) memcpy(Hc + (size_t)b * H, s[b]->h + (size_t)l * H, (size_t)H * sizeof(float));
+        k->matmat(&ly->w_ih, X, n, GI);
+        k->matmat(&ly->w_hh, Hc, n, GH);
+        for (int b = 0; b < n; b++) {
+            float *h = s[b]->h + (size_t)l * H;
+            gru_update(ly, H, GI + (size_t)b * G, GH + (size_t)b * G, h);
+            memcpy(Hc + (size_t)b * H, h, (size_t)H * sizeof(float));
+        }
+        k->matmat(&ly->wq, Hc, n, Q);
+        k->matmat(&ly->wk, Hc, n, K);
+        k->matmat(&ly->wv, Hc, n, Vv);
+        for (int b = 0; b < n; b++) {
+            const int64_t pos = s[b]->n;
+            const size_t slot = (size_t)(pos % W);
+            float *kr = s[b]->k + (size_t)l * W * D, *vr = s[b]->v + (size_t)l * W * D;
+            memcpy(kr + slot * D, K + (size_t)b * D, (size_t)D * sizeof(float));
+            memcpy(vr + slot * D, Vv + (size_t)b * D, (size_t)D * sizeof(float));
+            attend(D, W, pos, Q + (size_t)b * D, kr, vr, sc, C + (size_t)b * D);
+        }
+        k->matmat(&ly->wo, C, n, O);
+        for (size_t i = 0; i < (size_t)n * H; i++) X[i] = Hc[i] + O[i];
+    }
+    for (int b = 0; b < n; b++) {
+        final_norm(m, X + (size_t)b * H, y[b]);
+        s[b]->n++;
+    }
 }
 
 void model_logits(const model *m, const float *y, float *logits) {
@@ -100,4 +166,8 @@ void model_logits(const model *m, const float *y, float *logits) {
 
 void model_logits_ids(const model *m, const float *y, const int32_t *ids, int n, float *out) {
     kern_get()->dot_rows(&m->emb, ids, n, y, out);
+}
+
+void model_logits_batch(const model *m, const float *y, int n, float *logits) {
+    kern_get()->matmat(&m->emb, y, n, logits);
 }
