@@ -198,3 +198,53 @@ TEST(engine_suggest_invariants) {
     laya_model_free(lm);
     free(params);
 }
+
+/* The fast keystroke path against its reference: typing a text character by
+ * character in one session (search nodes kept and reused across keystrokes,
+ * beams stepped in batches) gives the same suggestions as a fresh session
+ * per keystroke (no reuse), texts equal and probabilities within 1e-5, for
+ * several beam widths and budgets; the reused session runs fewer steps. */
+TEST(engine_suggest_reuse_matches_fresh) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
+    CHECK(lm);
+    const char *text = te_text;
+    size_t len = strlen(text);
+    if (len > 300) len = 300;
+    while (len && ((uint8_t)text[len] & 0xC0) == 0x80) len--;
+    static const int cfgs[][3] = {{3, 4, 24}, {4, 5, 256}, {2, 3, 6}, {1, 2, 3}};
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+        engine_cfg c = engine_cfg_default();
+        c.beam = cfgs[ci][0];
+        c.max_tokens = cfgs[ci][1];
+        c.max_steps = cfgs[ci][2];
+        laya_session *s = NULL;
+        CHECK(laya_session_new(lm, &s) == LAYA_OK && engine_set_cfg(s, &c) == LAYA_OK);
+        uint64_t fresh_steps = 0;
+        for (size_t i = 0; i < len;) {
+            i = utf8_next((const uint8_t *)text, len, i);
+            laya_suggestion a[3], b[3];
+            int na = 0, nb = 0;
+            CHECK(laya_session_set_context(s, text, i) == LAYA_OK && laya_suggest(s, 3, a, &na) == LAYA_OK);
+            laya_session *f = NULL;
+            CHECK(laya_session_new(lm, &f) == LAYA_OK && engine_set_cfg(f, &c) == LAYA_OK);
+            CHECK(laya_session_set_context(f, text, i) == LAYA_OK && laya_suggest(f, 3, b, &nb) == LAYA_OK);
+            fresh_steps += engine_search_steps(f);
+            CHECKF(na == nb, "cfg %zu at %zu: %d vs %d suggestions", ci, i, na, nb);
+            for (int j = 0; j < na; j++) {
+                CHECKF(a[j].len == b[j].len && !memcmp(a[j].text, b[j].text, a[j].len),
+                       "cfg %zu at %zu: '%s' vs '%s'", ci, i, a[j].text, b[j].text);
+                CHECK_NEAR(a[j].prob, b[j].prob, 1e-5, 1e-5);
+            }
+            laya_session_free(f);
+        }
+        CHECKF(engine_search_steps(s) < fresh_steps, "reused %llu vs fresh %llu steps",
+               (unsigned long long)engine_search_steps(s), (unsigned long long)fresh_steps);
+        printf("    beam %d, %d tokens, budget %d: %llu search steps reused vs %llu fresh\n", c.beam,
+               c.max_tokens, c.max_steps, (unsigned long long)engine_search_steps(s),
+               (unsigned long long)fresh_steps);
+        laya_session_free(s);
+    }
+    laya_model_free(lm);
+    free(params);
+}

@@ -25,5 +25,6 @@ int cmd_train(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

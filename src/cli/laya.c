@@ -14,6 +14,7 @@ static const struct {
     {"type", cmd_type, "interactive demo: type with ghost-text suggestions"},
     {"serve", cmd_serve, "JSON-lines suggestion server: laya serve --stdio"},
     {"train", cmd_train, "train a model on a token corpus (CPU reference trainer)"},
+    {"bench", cmd_bench, "per-keystroke latency, cold start, memory: laya bench [--model PATH] [TEXT...]"},
     {"eval", cmd_eval, "measure keystroke savings and latency of an engine: laya eval TEXT..."},
     {"tokenizer", cmd_tokenizer, "tokenizer tools: laya tokenizer train|encode|decode|info"},
     {"quantize", cmd_quantize, "write a q4/q8 model: laya quantize IN OUT --bits 4|8 [--group 64]"},

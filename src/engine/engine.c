@@ -10,9 +10,10 @@
  * or before the first token that really changed. Typing inside a word changes
  * only the tail: no model step at all.
  *
- * Memory per session is constant: (ENGINE_RING + ENGINE_SPARSE + 2 +
- * 2*ENGINE_MAX_BEAM) states of S + H floats (S = model_state_floats), V floats
- * and V ids of search scratch, plus the context bytes and 13 bytes per stable
+ * Memory per session is constant: (ENGINE_RING + ENGINE_SPARSE + 2) states
+ * of S + H floats (S = model_state_floats), the search's ENGINE_NODES more
+ * and about (ENGINE_MAX_BEAM + 3) V floats and V ids of search scratch
+ * (suggest.c), plus the context bytes and 13 bytes per stable
  * token. For the default model (S = 6144, H = 768, V = 8192) that is about
  * 1.9 MB plus the text. The checkpoints bound a rewind: up to ENGINE_RING
  * tokens back it is free; further back it re-reads at most the spacing of the
@@ -76,14 +77,16 @@ void laya_model_free(laya_model *lm) {
 /* ---- sessions ---- */
 
 engine_cfg engine_cfg_default(void) {
-    engine_cfg c = {.beam = 3, .max_tokens = 4, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f};
+    engine_cfg c = {.beam = 3, .max_tokens = 4, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
+                    .max_steps = 24};
     return c;
 }
 
 laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     if (!s || !c || c->beam < 1 || c->beam > ENGINE_MAX_BEAM || c->max_tokens < 1 ||
         c->max_tokens > 64 || c->max_words < 1 || c->max_bytes < 1 ||
-        c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4))
+        c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
+        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS)
         return LAYA_ERR_ARG;
     s->ec = *c;
     return LAYA_OK;
@@ -145,6 +148,7 @@ static laya_status ctx_reserve(laya_session *s, size_t need) {
 static void feed(laya_session *s, int32_t id) {
     model_step(s->m, &s->cur.st, id, s->scratch, s->cur.y);
     s->steps++;
+    s->cur_ver++;
     int64_t n = s->cur.st.n;
     ckpt_copy(&s->cfg, &s->ring[n % ENGINE_RING], &s->cur);
     if (n % s->sparse_step) return;
@@ -179,6 +183,8 @@ static void rewind_to(laya_session *s, int64_t d) {
         if (s->ring[i].st.n > best->st.n) best = &s->ring[i];
     if (s->n_sparse && s->sparse[s->n_sparse - 1].st.n > best->st.n) best = &s->sparse[s->n_sparse - 1];
     ckpt_copy(&s->cfg, &s->cur, best);
+    s->cur_ver++;
+    s->rewinds++;
 }
 
 laya_status laya_session_new(const laya_model *lm, laya_session **out) {
@@ -192,11 +198,11 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     s->ec = engine_cfg_default();
     const model_cfg *c = &s->cfg;
     size_t per = model_state_floats(c) + (size_t)c->H;
-    size_t n_ckpt = 2 + ENGINE_RING + ENGINE_SPARSE + 2 * ENGINE_MAX_BEAM;
-    size_t total = n_ckpt * per + model_scratch_floats(c) + 2 * (size_t)c->V;
+    size_t n_ckpt = 2 + ENGINE_RING + ENGINE_SPARSE;
+    size_t total = n_ckpt * per + model_scratch_floats(c);
     s->mem = malloc(total * sizeof(float));
-    s->ids = malloc((size_t)c->V * sizeof(int32_t));
-    if (!s->mem || !s->ids || tok_reserve(s, 1024) != LAYA_OK || ctx_reserve(s, 4096) != LAYA_OK) {
+    if (!s->mem || engine_search_init(s) != LAYA_OK || tok_reserve(s, 1024) != LAYA_OK ||
+        ctx_reserve(s, 4096) != LAYA_OK) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
     }
@@ -205,11 +211,7 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     ckpt_point(c, &s->bos, &p);
     for (int i = 0; i < ENGINE_RING; i++) { ckpt_point(c, &s->ring[i], &p); s->ring[i].st.n = -1; }
     for (int i = 0; i < ENGINE_SPARSE; i++) { ckpt_point(c, &s->sparse[i], &p); s->sparse[i].st.n = -1; }
-    for (int g = 0; g < 2; g++)
-        for (int i = 0; i < ENGINE_MAX_BEAM; i++) ckpt_point(c, &s->beams[g][i].c, &p);
     s->scratch = p;
-    p += model_scratch_floats(c);
-    s->logits = p;
     s->sparse_step = ENGINE_SPARSE_STEP;
     /* Every text starts with BOS: its state is computed once and kept. */
     model_step(s->m, &s->bos.st, TOK_BOS, s->scratch, s->bos.y);
@@ -226,7 +228,7 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
 void laya_session_free(laya_session *s) {
     if (!s) return;
     free(s->mem);
-    free(s->ids);
+    engine_search_free(s);
     free(s->ctx);
     free(s->tok);
     free(s->tok_end);
@@ -426,3 +428,4 @@ const model_state *engine_state(const laya_session *s, const float **y) {
 size_t engine_origin(const laya_session *s) { return s->origin; }
 size_t engine_tail_start(const laya_session *s) { return s->stable; }
 uint64_t engine_steps(const laya_session *s) { return s->steps; }
+uint64_t engine_search_steps(const laya_session *s) { return s->search_steps; }

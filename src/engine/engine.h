@@ -31,7 +31,8 @@ enum {
     ENGINE_MAX_TAIL = 64,
     ENGINE_MAX_GEN = 96,
     ENGINE_MAX_BEAM = 8,
-    ENGINE_MAX_K = 16
+    ENGINE_MAX_K = 16,
+    ENGINE_MAX_STEPS = 256
 };
 
 /* Wraps an inference model built in memory (model_from_params). With own=1
@@ -46,6 +47,8 @@ typedef struct {
     int max_words;     /* words one suggestion may span (the finished word counts) */
     int max_bytes;     /* bytes one suggestion may add, <= ENGINE_MAX_GEN */
     float len_exp;     /* rank by prob * chars^len_exp (1 = expected keystrokes saved) */
+    int max_steps;     /* search nodes (model steps) per keystroke, 1..ENGINE_MAX_STEPS:
+                          the latency budget (suggest.c) */
 } engine_cfg;
 
 engine_cfg engine_cfg_default(void);
@@ -70,5 +73,7 @@ laya_status engine_score(const laya_model *lm, const char *text, size_t len, dou
 
 /* Model steps run by this session so far (tests check the O(1) claims). */
 uint64_t engine_steps(const laya_session *s);
+/* Model steps run by this session's suggestion searches so far. */
+uint64_t engine_search_steps(const laya_session *s);
 
 #endif

@@ -27,9 +27,29 @@ typedef struct {
     float *y;         /* (H) */
 } ckpt;
 
-/* One hypothesis of the suggestion search. */
+/* A search node: the model state after the stable tokens and then a path
+ * of tokens, with what the search needs of its logits once the typed tail
+ * is matched (the summary). Nodes are keyed by (parent id, token) and kept
+ * across keystrokes while the stable state (cur) does not change, so a
+ * search that walks a path an earlier one walked steps no model. */
+enum { ENGINE_NODES = 48, ENGINE_TOPN = 24 };
 typedef struct {
     ckpt c;
+    uint64_t id;                  /* unique while cur is unchanged; 0: unused */
+    uint64_t parent;              /* the parent's id (the root's for depth 1) */
+    int32_t tok;                  /* the token consumed last */
+    uint32_t used;                /* last search depth stamp that used it */
+    int has_sum;
+    double lz;                    /* log of the softmax normaliser */
+    double pend;                  /* next-token mass that ends a word */
+    int nt;                       /* best non-special tokens, best first */
+    int32_t top[ENGINE_TOPN];
+    float tv[ENGINE_TOPN];        /* their logits */
+} node;
+
+/* One hypothesis of the suggestion search. */
+typedef struct {
+    int node;                       /* index into the session's nodes */
     double lp;                      /* log probability so far */
     int r;                          /* bytes of the typed tail matched */
     int ntok;                       /* tokens generated after the tail */
@@ -83,13 +103,26 @@ struct laya_session {
     int64_t sparse_step;
     float *scratch;                 /* model_scratch_floats */
     uint64_t steps;
+    uint64_t search_steps;          /* model steps of the suggestion searches */
 
-    /* Search scratch, allocated once with the session. */
+    /* Search scratch, allocated once with the session (engine_search_init). */
     beam beams[2][ENGINE_MAX_BEAM];
     expansion pool[ENGINE_MAX_BEAM * ENGINE_MAX_BEAM];
     candidate cand[ENGINE_MAX_CAND];
     int n_cand;
-    float *logits;                  /* (2V): logits, and gathered ones */
+    node nodes[ENGINE_NODES + 1];   /* the last one is the root: cur itself */
+    uint64_t next_id;               /* node ids handed out */
+    uint64_t cur_ver, nodes_ver;    /* cur changes / the version the nodes are of */
+    uint64_t rewinds, nodes_rewinds;/* rewinds of cur / as of the nodes' root */
+    int64_t root_n;                 /* tokens consumed by the nodes' root */
+    uint32_t stamp;                 /* search depth stamp */
+    int root_logits_ok;
+    float *root_logits;             /* (V) logits of cur, while nodes_ver == cur_ver */
+    float *logits;                  /* (B, V) batched logits; (V) gathered ones */
+    float *ybatch;                  /* (B, H) */
+    float *bscratch;                /* model_batch_scratch_floats(B) */
+    float *wz, *wend;               /* (V) 1 for tokens in the normaliser / ending a word */
+    float *search_mem;              /* the block all of the above floats live in */
     int32_t *ids;                   /* (V) allowed ids under a constraint */
     uint8_t out_text[ENGINE_MAX_K][ENGINE_MAX_GEN + 1];  /* NUL-terminated */
 
@@ -98,6 +131,9 @@ struct laya_session {
 
 /* suggest.c */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+/* Allocates and frees the search scratch of a session (one block). */
+laya_status engine_search_init(laya_session *s);
+void engine_search_free(laya_session *s);
 /* Fills lm->tflags from the tokenizer (engine_model_wrap). */
 void engine_token_flags(const tok *t, int32_t V, uint8_t *flags);
 

@@ -17,12 +17,30 @@
  * Candidates reached by several token paths add up. They are ranked by
  * prob * chars^len_exp (len_exp = 1: the expected keystrokes saved).
  *
+ * Cost (the keystroke path). Each depth of the search is one batched model
+ * step for all of its new beams (model_step_batch: every matrix streamed once
+ * for the batch) and one batched logits product for the beams that have
+ * matched the tail (model_logits_batch); a beam still under the constraint
+ * needs only its allowed ids' logits (model_logits_ids), except the root,
+ * whose full logits are kept until the stable state changes. Every state the
+ * search computes is a node kept for later keystrokes, keyed by its token
+ * path from the stable state, with the summary of its logits (normaliser,
+ * word-end mass, best tokens): typing on inside a word, which leaves the
+ * stable state unchanged, re-walks mostly known paths at no model cost, and
+ * the suggestions are exactly those of a search from scratch.
+ * Budget: a search visits at most ec.max_steps nodes (each a model step when
+ * not known), counted the same whether known or not so that the suggestions
+ * never depend on what earlier keystrokes left behind. One keystroke thus
+ * costs at most max_steps model steps, in about max_steps / beam batched
+ * passes, and one batched logits product per depth.
+ *
  * Numerics: log-probabilities in double; softmax by max subtraction, so no
- * overflow for any float logits. Everything lives in the session's scratch:
- * no allocation here. */
+ * overflow for any float logits. Everything lives in the session's scratch
+ * (engine_search_init): no allocation here. */
 #include "engine/session.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/utf8.h"
@@ -55,12 +73,88 @@ void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {
     }
 }
 
-/* ---- helpers ---- */
+/* ---- search scratch and nodes ---- */
 
-static void ckpt_copy(const model_cfg *c, ckpt *dst, const ckpt *src) {
-    model_state_copy(c, &dst->st, &src->st);
-    memcpy(dst->y, src->y, (size_t)c->H * sizeof(float));
+laya_status engine_search_init(laya_session *s) {
+    const model_cfg *c = &s->cfg;
+    size_t per = model_state_floats(c) + (size_t)c->H;
+    size_t total = ENGINE_NODES * per + (size_t)(ENGINE_MAX_BEAM + 1) * (size_t)c->V +
+                   (size_t)ENGINE_MAX_BEAM * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_MAX_BEAM) +
+                   2 * (size_t)c->V;
+    s->search_mem = malloc(total * sizeof(float));
+    s->ids = malloc((size_t)c->V * sizeof(int32_t));
+    if (!s->search_mem || !s->ids) return LAYA_ERR_NOMEM;
+    float *p = s->search_mem;
+    for (int i = 0; i < ENGINE_NODES; i++) {
+        node *n = &s->nodes[i];
+        model_state_init(c, &n->c.st, p);
+        p += model_state_floats(c);
+        n->c.y = p;
+        p += c->H;
+        n->id = 0;
+    }
+    s->root_logits = p;
+    p += c->V;
+    s->logits = p;
+    p += (size_t)ENGINE_MAX_BEAM * (size_t)c->V;
+    s->ybatch = p;
+    p += (size_t)ENGINE_MAX_BEAM * (size_t)c->H;
+    s->bscratch = p;
+    p += model_batch_scratch_floats(c, ENGINE_MAX_BEAM);
+    /* Which tokens the normaliser and the word-end mass count (summarize). */
+    const uint8_t *fl = s->lm->tflags;
+    s->wz = p;
+    s->wend = p + c->V;
+    for (int32_t i = 0; i < c->V; i++) {
+        int next = !(fl[i] & TF_SPECIAL) || i == TOK_EOS;
+        s->wz[i] = next ? 1.0f : 0.0f;
+        s->wend[i] = next && (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) ? 1.0f : 0.0f;
+    }
+    s->next_id = 1;
+    return LAYA_OK;
 }
+
+void engine_search_free(laya_session *s) {
+    free(s->search_mem);
+    free(s->ids);
+    s->search_mem = NULL;
+    s->ids = NULL;
+}
+
+/* The kept node for the parent's path plus token id, or -1. */
+static int node_find(const laya_session *s, int parent, int32_t id) {
+    uint64_t pid = s->nodes[parent].id;
+    for (int i = 0; i < ENGINE_NODES; i++)
+        if (s->nodes[i].id && s->nodes[i].parent == pid && s->nodes[i].tok == id) return i;
+    return -1;
+}
+
+/* A fresh node for the parent's path plus token id, the parent's state
+ * copied in (to be stepped): the slot of the least recently used node that
+ * no beam of this depth or the last one holds. -1 if none (cannot happen
+ * while ENGINE_NODES >= 2 * ENGINE_MAX_BEAM). */
+static int node_new(laya_session *s, int parent, int32_t id) {
+    int victim = -1;
+    for (int i = 0; i < ENGINE_NODES; i++) {
+        const node *n = &s->nodes[i];
+        if (!n->id) { victim = i; break; }
+        if (n->used + 1 >= s->stamp) continue;  /* held by a live beam */
+        if (victim < 0 || n->used < s->nodes[victim].used) victim = i;
+    }
+    if (victim < 0) return -1;
+    node *n = &s->nodes[victim];
+    const node *p = &s->nodes[parent];
+    n->id = s->next_id++;
+    n->parent = p->id;
+    n->tok = id;
+    n->used = s->stamp;
+    n->has_sum = 0;
+    model_state_copy(&s->cfg, &n->c.st, &p->c.st);
+    memcpy(n->c.y, p->c.y, (size_t)s->cfg.H * sizeof(float));
+    return victim;
+}
+
+/* ---- helpers ---- */
 
 static int is_space(uint8_t b) { return b == ' ' || b == '\t'; }
 
@@ -90,6 +184,7 @@ typedef struct {
     int nlead;
     int width;
     int np;                /* expansions in s->pool */
+    int steps_left;        /* nodes this search may still visit (the budget) */
 } search;
 
 /* 1 iff lead + gen + add is valid UTF-8 so far (complete or not). */
@@ -176,12 +271,19 @@ static void expand_constrained(search *q, int bi) {
     }
     if (n == 0) return;
     float *lg = s->logits;
-    if (n > V / 4) {
+    if (b->node == ENGINE_NODES) {
+        /* The root: its full logits serve every tail typed on the same state. */
+        if (!s->root_logits_ok) {
+            model_logits(m, s->cur.y, s->root_logits);
+            s->root_logits_ok = 1;
+        }
+        for (int i = 0; i < n; i++) lg[i] = s->root_logits[s->ids[i]];
+    } else if (n > V / 4) {
         float *all = s->logits + V;
-        model_logits(m, b->c.y, all);
+        model_logits(m, s->nodes[b->node].c.y, all);
         for (int i = 0; i < n; i++) lg[i] = all[s->ids[i]];
     } else {
-        model_logits_ids(m, b->c.y, s->ids, n, lg);
+        model_logits_ids(m, s->nodes[b->node].c.y, s->ids, n, lg);
     }
     float mx = lg[0];
     for (int i = 1; i < n; i++) mx = lg[i] > mx ? lg[i] : mx;
@@ -192,67 +294,106 @@ static void expand_constrained(search *q, int bi) {
     for (int i = 0; i < n; i++) pool_add(q, start, bi, s->ids[i], b->lp + (double)lg[i] - lz);
 }
 
-/* Scores a beam that has matched the tail: emits its text as a candidate
- * and expands it with the best admissible next tokens. */
-static void expand_free(search *q, int bi) {
-    laya_session *s = q->s;
-    const model *m = s->m;
-    const tok *tk = m->tok;
+/* The summary of a node's logits lg (V) that a free expansion needs: the
+ * log normaliser over every token that may come next (specials excluded,
+ * end of text included), the share of that mass which ends a word, and the
+ * ENGINE_TOPN highest tokens that may be generated. */
+static void summarize(const laya_session *s, const float *lg, node *nd) {
     const uint8_t *fl = s->lm->tflags;
-    beam *b = &s->beams[0][bi];
+    const float *wz = s->wz, *wend = s->wend;
     int32_t V = s->cfg.V;
-    float *lg = s->logits;
-    model_logits(m, b->c.y, lg);
     float mx = -INFINITY;
-    for (int32_t i = 0; i < V; i++)
-        if ((!(fl[i] & TF_SPECIAL) || i == TOK_EOS) && lg[i] > mx) mx = lg[i];
+    for (int32_t i = 0; i < V; i++) {
+        float v = wz[i] > 0 ? lg[i] : -INFINITY;
+        mx = v > mx ? v : mx;
+    }
+    /* Terms below e^-40 of the largest are dropped: at most V e^-40 < 1e-13
+     * of the sum for any V <= 65536. expf: within 1 ulp. */
     double z = 0, zend = 0;
     for (int32_t i = 0; i < V; i++) {
-        if ((fl[i] & TF_SPECIAL) && i != TOK_EOS) continue;
-        double e = exp((double)(lg[i] - mx));
-        z += e;
-        if (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) zend += e;
+        float d = lg[i] - mx;
+        if (!(d > -40.0f)) continue;
+        float e = expf(d);
+        z += (double)(wz[i] * e);
+        zend += (double)(wend[i] * e);
     }
-    double lz = (double)mx + log(z);
-    emit(q, b, exp(b->lp) * (zend / z));
-    if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
-
-    /* Best admissible tokens: scan the logits keeping a short sorted list of
-     * the highest, then test admissibility in order. */
-    enum { TOPN = 24 };
-    int32_t top[TOPN];
-    float tv[TOPN];
+    nd->lz = (double)mx + log(z);
+    nd->pend = zend / z;
+    /* Best tokens: a short sorted list over one scan of the logits. */
     int nt = 0;
     for (int32_t i = 0; i < V; i++) {
         if (fl[i] & (TF_SPECIAL | TF_STOP)) continue;
         float v = lg[i];
-        if (nt == TOPN && v <= tv[nt - 1]) continue;
-        int j = nt < TOPN ? nt++ : nt - 1;
-        while (j > 0 && tv[j - 1] < v) {
-            top[j] = top[j - 1];
-            tv[j] = tv[j - 1];
+        if (nt == ENGINE_TOPN && v <= nd->tv[nt - 1]) continue;
+        int j = nt < ENGINE_TOPN ? nt++ : nt - 1;
+        while (j > 0 && nd->tv[j - 1] < v) {
+            nd->top[j] = nd->top[j - 1];
+            nd->tv[j] = nd->tv[j - 1];
             j--;
         }
-        top[j] = i;
-        tv[j] = v;
+        nd->top[j] = i;
+        nd->tv[j] = v;
     }
+    nd->nt = nt;
+    nd->has_sum = 1;
+}
+
+/* Summarizes the node of every beam that has matched the tail and whose
+ * node lacks it: one batched logits product for all of them. */
+static void summarize_free(search *q, int nb) {
+    laya_session *s = q->s;
+    const int H = s->cfg.H;
+    const int32_t V = s->cfg.V;
+    int idx[ENGINE_MAX_BEAM], n = 0;
+    for (int i = 0; i < nb; i++) {
+        const beam *b = &s->beams[0][i];
+        if (b->r < q->m || s->nodes[b->node].has_sum) continue;
+        int dup = 0;
+        for (int j = 0; j < n; j++) dup |= idx[j] == b->node;
+        if (dup) continue;
+        memcpy(s->ybatch + (size_t)n * H, s->nodes[b->node].c.y, (size_t)H * sizeof(float));
+        idx[n++] = b->node;
+    }
+    if (n == 0) return;
+    model_logits_batch(s->m, s->ybatch, n, s->logits);
+    for (int j = 0; j < n; j++) {
+        const float *lg = s->logits + (size_t)j * V;
+        if (idx[j] == ENGINE_NODES && !s->root_logits_ok) {
+            memcpy(s->root_logits, lg, (size_t)V * sizeof(float));
+            s->root_logits_ok = 1;
+        }
+        summarize(s, lg, &s->nodes[idx[j]]);
+    }
+}
+
+/* Scores a beam that has matched the tail (its node summarized): emits its
+ * text as a candidate and expands it with the best admissible next tokens. */
+static void expand_free(search *q, int bi) {
+    laya_session *s = q->s;
+    const tok *tk = s->m->tok;
+    const beam *b = &s->beams[0][bi];
+    const node *nd = &s->nodes[b->node];
+    emit(q, b, exp(b->lp) * nd->pend);
+    if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
     int start = q->np, taken = 0;
-    for (int i = 0; i < nt && taken < q->width; i++) {
+    for (int i = 0; i < nd->nt && taken < q->width; i++) {
         size_t tn;
-        const uint8_t *tb = tok_bytes(tk, top[i], &tn);
+        const uint8_t *tb = tok_bytes(tk, nd->top[i], &tn);
         if (b->glen + (int)tn > s->ec.max_bytes) continue;
         if (!utf8_ok(q, b->gen, b->glen, tb, (int)tn, 0)) continue;
         uint8_t tmp[2 * ENGINE_MAX_GEN];
         memcpy(tmp, b->gen, (size_t)b->glen);
         memcpy(tmp + b->glen, tb, tn);
         if (count_words(tmp, b->glen + (int)tn) > s->ec.max_words) continue;
-        pool_add(q, start, bi, top[i], b->lp + (double)tv[i] - lz);
+        pool_add(q, start, bi, nd->top[i], b->lp + (double)nd->tv[i] - nd->lz);
         taken++;
     }
 }
 
 /* Builds the next generation from the pool: the best q->width expansions,
- * merging those that reach the same text (their probabilities add). */
+ * merging those that reach the same text (their probabilities add). Known
+ * nodes are reused; the new ones are stepped together in one batch, within
+ * the step budget. */
 static int advance(search *q) {
     laya_session *s = q->s;
     const tok *tk = s->m->tok;
@@ -267,7 +408,11 @@ static int advance(search *q) {
         }
         p[j] = e;
     }
-    int nb = 0;
+    s->stamp++;
+    model_state *st[ENGINE_MAX_BEAM];
+    float *ys[ENGINE_MAX_BEAM];
+    int32_t toks[ENGINE_MAX_BEAM];
+    int nb = 0, nstep = 0;
     for (int i = 0; i < q->np && nb < q->width; i++) {
         const beam *par = &s->beams[0][p[i].parent];
         beam *c = &s->beams[1][nb];
@@ -298,19 +443,65 @@ static int advance(search *q) {
             d->lp = hi + log1p(exp(lo - hi));
             continue;
         }
+        if (q->steps_left == 0) break;
+        int ni = node_find(s, par->node, p[i].id);
+        if (ni >= 0) {
+            s->nodes[ni].used = s->stamp;
+        } else {
+            ni = node_new(s, par->node, p[i].id);
+            if (ni < 0) continue;
+            st[nstep] = &s->nodes[ni].c.st;
+            ys[nstep] = s->nodes[ni].c.y;
+            toks[nstep++] = p[i].id;
+        }
+        c->node = ni;
         c->lp = p[i].lp;
-        ckpt_copy(&s->cfg, &c->c, &par->c);
-        model_step(s->m, &c->c.st, p[i].id, s->scratch, c->c.y);
+        q->steps_left--;
         nb++;
     }
-    /* The new generation becomes generation 0: swapping whole beams moves
-     * each one's state memory with it, so no slot ever shares memory. */
-    for (int i = 0; i < nb; i++) {
-        beam t = s->beams[0][i];
-        s->beams[0][i] = s->beams[1][i];
-        s->beams[1][i] = t;
+    if (nstep) {
+        model_step_batch(s->m, st, toks, nstep, s->bscratch, ys);
+        s->search_steps += (uint64_t)nstep;
     }
+    /* The new generation becomes generation 0 (beams hold node indices). */
+    for (int i = 0; i < nb; i++) s->beams[0][i] = s->beams[1][i];
     return nb;
+}
+
+/* The stable state changed. When it only moved forward along a path the
+ * kept nodes cover (the word just finished was among the beams, the usual
+ * case at a space), that path's node becomes the root and its subtree is
+ * kept: the next word's search then starts from known states. The kept
+ * states differ from those the engine fed by float rounding only (batched vs
+ * single products, ~1e-7). Otherwise every kept node is dropped. */
+static void reroot(laya_session *s) {
+    node *root = &s->nodes[ENGINE_NODES];
+    int at = -1;
+    if (root->id && s->rewinds == s->nodes_rewinds && s->cur.st.n > s->root_n &&
+        (size_t)s->cur.st.n <= s->n_tok) {
+        at = ENGINE_NODES;
+        for (int64_t t = s->root_n; t < s->cur.st.n && at >= 0; t++) at = node_find(s, at, s->tok[t]);
+    }
+    if (at >= 0) {
+        node *nd = &s->nodes[at];
+        root->id = nd->id;
+        root->has_sum = nd->has_sum;
+        root->lz = nd->lz;
+        root->pend = nd->pend;
+        root->nt = nd->nt;
+        memcpy(root->top, nd->top, sizeof root->top);
+        memcpy(root->tv, nd->tv, sizeof root->tv);
+        nd->id = 0;  /* the root replaces it */
+    } else {
+        for (int i = 0; i < ENGINE_NODES; i++) s->nodes[i].id = 0;
+        root->id = s->next_id++;
+        root->has_sum = 0;
+    }
+    root->c = s->cur;
+    s->root_logits_ok = 0;
+    s->nodes_ver = s->cur_ver;
+    s->nodes_rewinds = s->rewinds;
+    s->root_n = s->cur.st.n;
 }
 
 static int cmp_score(const candidate *a, const candidate *b) {
@@ -329,19 +520,24 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     memcpy(q.lead, s->ctx + s->len - nl, nl);
     q.nlead = (int)nl;
 
+    if (s->nodes_ver != s->cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
+    s->nodes[ENGINE_NODES].used = ++s->stamp;
+    q.steps_left = s->ec.max_steps;
     beam *b0 = &s->beams[0][0];
-    ckpt_copy(&s->cfg, &b0->c, &s->cur);
+    b0->node = ENGINE_NODES;
     b0->lp = 0;
     b0->r = b0->glen = b0->ntok = 0;
     int nb = 1;
     for (int iter = 0;; iter++) {
         q.np = 0;
+        summarize_free(&q, nb);
         for (int i = 0; i < nb; i++) {
             if (s->beams[0][i].r < q.m) expand_constrained(&q, i);
             else expand_free(&q, i);
         }
         if (q.np == 0 || iter > q.m + s->ec.max_tokens) break;
         nb = advance(&q);
+        if (nb == 0) break;
     }
 
     for (int i = 0; i < s->n_cand; i++) {

@@ -1,0 +1,243 @@
+/* cmd_bench.c - `laya bench [--model PATH] [--kb N] [TEXT...]`: the end-to-end
+ * keystroke benchmark of shared/EVAL.md ("Latency and memory"), one thread.
+ *
+ * For every character of each text: set the context to the text up to and
+ * including it, then ask for k=3 suggestions (what `laya serve` does per
+ * request). Reports per keystroke p50/p99/max and mean, the model steps per
+ * keystroke (those that read the context plus those of the search), the
+ * share of keystrokes with a suggestion; then cold start (process start to
+ * first suggestion: `laya complete` spawned and timed to its exit, best of
+ * 5, and in-process from before the model load), peak resident memory
+ * (VmHWM of this process and ru_maxrss of the spawned `laya complete`) and
+ * the kernel table in use.
+ *
+ * Texts: the arguments, else the first --kb KB (default 8) of
+ * data/corpus/en/valid.txt and data/corpus/zh/valid.txt, else
+ * bench/texts/{en,zh}.txt. Benchmarks report; nothing here asserts a time. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "engine/engine.h"
+#include "engine/utf8.h"
+#include "kern/kern.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: laya bench [--model PATH] [--kb N] [--beam N] [--max-tokens N] [--max-steps N]\n"
+            "                  [TEXT...]\n"
+            "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
+            "model steps per keystroke, cold start, peak memory; one thread. TEXT defaults to the\n"
+            "first N KB (default 8) of data/corpus/{en,zh}/valid.txt, else bench/texts/*.txt.\n");
+}
+
+static int parse_int(const char *opt, const char *v, int lo, int hi) {
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || errno || end == v || *end || x < lo || x > hi)
+        cli_die("%s expects an integer in %d..%d, got '%s'", opt, lo, hi, v ? v : "(nothing)");
+    return (int)x;
+}
+
+/* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
+ * NULL if unreadable. */
+static char *read_text(const char *path, size_t max_bytes, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = max_bytes ? max_bytes : (size_t)1 << 20, n = 0;
+    char *b = malloc(cap);
+    if (!b) cli_die("out of memory");
+    for (;;) {
+        if (n == cap) {
+            if (max_bytes) break;
+            if (cap >= ENGINE_MAX_CONTEXT) cli_die("%s: longer than %d bytes", path, ENGINE_MAX_CONTEXT);
+            cap *= 2;
+            b = realloc(b, cap);
+            if (!b) cli_die("out of memory");
+        }
+        size_t r = fread(b + n, 1, cap - n, f);
+        if (r == 0) break;
+        n += r;
+    }
+    fclose(f);
+    n -= utf8_incomplete_tail((const uint8_t *)b, n);
+    if (!utf8_valid((const uint8_t *)b, n)) cli_die("%s: not valid UTF-8", path);
+    *len = n;
+    return b;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void run_text(laya_model *m, const engine_cfg *cfg, const char *name, const char *text, size_t len,
+                     const char *src) {
+    laya_session *s = NULL;
+    laya_status st = laya_session_new(m, &s);
+    if (st == LAYA_OK) st = engine_set_cfg(s, cfg);
+    if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
+    size_t nk = utf8_count((const uint8_t *)text, len);
+    double *ms = malloc((nk + 1) * sizeof *ms);
+    if (!ms) cli_die("out of memory");
+    uint64_t steps0 = engine_steps(s) + engine_search_steps(s), worst_steps = 0;
+    size_t k = 0, shown = 0;
+    for (size_t i = 0; i < len;) {
+        i = utf8_next((const uint8_t *)text, len, i);
+        laya_suggestion out[3];
+        int n = 0;
+        uint64_t before = engine_steps(s) + engine_search_steps(s);
+        double t0 = now_s();
+        st = laya_session_set_context(s, text, i);
+        if (st == LAYA_OK) st = laya_suggest(s, 3, out, &n);
+        ms[k++] = 1e3 * (now_s() - t0);
+        if (st != LAYA_OK) cli_die("%s: keystroke %zu: %s", name, k, laya_status_str(st));
+        uint64_t used = engine_steps(s) + engine_search_steps(s) - before;
+        if (used > worst_steps) worst_steps = used;
+        shown += n > 0;
+    }
+    double sum = 0;
+    for (size_t i = 0; i < k; i++) sum += ms[i];
+    uint64_t steps = engine_steps(s) + engine_search_steps(s) - steps0;
+    qsort(ms, k, sizeof *ms, cmp_double);
+    printf("%-10.10s %7zu %8.3f %8.3f %8.3f %8.3f %7.2f %5llu %6.0f%%  %s (%zu bytes)\n", name, k,
+           ms[k / 2], ms[(size_t)(0.99 * (double)(k - 1))], ms[k - 1], sum / (double)k,
+           (double)steps / (double)k, (unsigned long long)worst_steps, 100.0 * (double)shown / (double)k,
+           src, len);
+    free(ms);
+    laya_session_free(s);
+}
+
+static long vm_hwm_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = strtol(line + 6, NULL, 10);
+    if (f) fclose(f);
+    return kb;
+}
+
+/* Spawns `laya complete --model PATH -k 3 TEXT` (this executable) and times
+ * it from fork to exit: process start to first suggestion, plus its exit.
+ * *rss_kb: its peak resident set. Returns seconds, or -1. */
+static double spawn_complete(const char *model_path, long *rss_kb) {
+    fflush(stdout);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout)) _exit(127);
+        execl("/proc/self/exe", "laya", "complete", "--model", model_path, "-k", "3", "Best re",
+              (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    *rss_kb = ru.ru_maxrss;
+    return now_s() - t0;
+}
+
+int cmd_bench(int argc, char **argv) {
+    double t_start = now_s();
+    const char *model_arg = NULL;
+    const char *texts[16];
+    int nt = 0, kb = 8;
+    engine_cfg cfg = engine_cfg_default();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--model")) {
+            if (!v) cli_die("--model expects a path");
+            model_arg = v;
+            i++;
+        } else if (!strcmp(a, "--kb")) {
+            kb = parse_int(a, v, 0, 1 << 20);
+            i++;
+        } else if (!strcmp(a, "--beam")) {
+            cfg.beam = parse_int(a, v, 1, ENGINE_MAX_BEAM);
+            i++;
+        } else if (!strcmp(a, "--max-tokens")) {
+            cfg.max_tokens = parse_int(a, v, 1, 64);
+            i++;
+        } else if (!strcmp(a, "--max-steps")) {
+            cfg.max_steps = parse_int(a, v, 1, ENGINE_MAX_STEPS);
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            usage(stderr);
+            cli_die("bench: unknown option '%s'", a);
+        } else {
+            if (nt == 16) cli_die("bench: at most 16 texts");
+            texts[nt++] = a;
+        }
+    }
+    const char *model_path = cli_model_path(model_arg);
+
+    /* In-process cold start: model load, session, first suggestion. */
+    double t0 = now_s();
+    laya_model *m = cli_load_model(model_path);
+    laya_session *s = NULL;
+    laya_suggestion out[3];
+    int n = 0;
+    if (laya_session_new(m, &s) != LAYA_OK || laya_session_set_context(s, "Best re", 7) != LAYA_OK ||
+        laya_suggest(s, 3, out, &n) != LAYA_OK)
+        cli_die("cannot run a first suggestion");
+    double t_first = now_s() - t0, t_proc = now_s() - t_start;
+    laya_session_free(s);
+
+    const model_cfg *c = &engine_model(m)->cfg;
+    printf("model: %s (V=%d H=%d D=%d L=%d W=%d); kernels: %s; search: beam %d, max %d tokens, %d steps; k=3, one thread\n",
+           model_path, c->V, c->H, c->D, c->L, c->W, kern_get()->name, cfg.beam, cfg.max_tokens, cfg.max_steps);
+    printf("%-10s %7s %8s %8s %8s %8s %7s %5s %7s  %s\n", "text", "keys", "p50 ms", "p99 ms", "max ms",
+           "mean ms", "steps", "max", "shown", "source");
+    static const char *const defaults[][2] = {{"data/corpus/en/valid.txt", "bench/texts/en.txt"},
+                                              {"data/corpus/zh/valid.txt", "bench/texts/zh.txt"}};
+    int ndef = nt ? nt : 2;
+    for (int i = 0; i < ndef; i++) {
+        const char *path = nt ? texts[i] : defaults[i][0];
+        size_t len = 0;
+        char *t = read_text(path, nt ? 0 : (size_t)kb * 1024, &len);
+        if (!t && !nt) t = read_text(path = defaults[i][1], 0, &len);
+        if (!t) cli_die("cannot read '%s': %s", path, strerror(errno));
+        const char *slash = strrchr(path, '/');
+        char name[64];
+        snprintf(name, sizeof name, "%s", nt ? (slash ? slash + 1 : path) : i ? "chinese" : "english");
+        run_text(m, &cfg, name, t, len, path);
+        free(t);
+    }
+    laya_model_free(m);
+
+    double best = -1;
+    long rss = 0;
+    for (int r = 0; r < 5; r++) {
+        long kb_r = 0;
+        double t = spawn_complete(model_path, &kb_r);
+        if (t >= 0 && (best < 0 || t < best)) best = t, rss = kb_r;
+    }
+    if (best >= 0)
+        printf("cold start: %.1f ms (laya complete, spawn to exit, best of 5), %.1f ms in-process "
+               "(load + first suggestion; %.1f ms since process start)\n",
+               1e3 * best, 1e3 * t_first, 1e3 * t_proc);
+    else
+        printf("cold start: %.1f ms in-process (load + first suggestion); spawning laya complete failed\n",
+               1e3 * t_first);
+    printf("peak RSS: %.1f MB (this process, VmHWM), %.1f MB (laya complete, ru_maxrss)\n",
+           (double)vm_hwm_kb() / 1024.0, (double)rss / 1024.0);
+    return 0;
+}
