@@ -73,6 +73,37 @@ typedef struct {
 /* Fills out[0..*n_out) with up to k suggestions, best first (k <= 16). */
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
 
+/* The decision (C7): whether to show suggestions now, and how much of each.
+ * A decider belongs to one session's typist and is used by one thread at a
+ * time; it holds no text (src/engine/decide.h has the rules and defaults).
+ * Timestamps are milliseconds on any clock that never goes back. */
+typedef struct laya_decider laya_decider;
+
+typedef enum {
+    LAYA_EVENT_CHAR = 0,    /* a character typed */
+    LAYA_EVENT_BACKSPACE,   /* one character deleted */
+    LAYA_EVENT_JUMP,        /* cursor moved, text edited or pasted */
+    LAYA_EVENT_ACCEPTED,    /* the typist took one of the shown suggestions */
+    LAYA_EVENT_IGNORED      /* the shown suggestions were passed over */
+} laya_event;
+
+/* A decider with the default parameters; *out owned by the caller. */
+laya_status laya_decider_new(laya_decider **out);
+void laya_decider_free(laya_decider *d);
+
+/* Records what the typist did at t_ms. A keystroke after a shown list that
+ * got no ACCEPTED/IGNORED event counts as IGNORED. */
+laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms);
+
+/* Filters in[0..n) (from laya_suggest, best first) into out[0..*n_out),
+ * keeping the order; out may be in. A kept suggestion may be cut to its
+ * first word: out[i].text points into the same bytes as the in[] entry it
+ * came from (valid as long as those are), out[i].len may be shorter and
+ * out[i].prob is the probability the decision credited it with. *n_out == 0
+ * means show nothing now. A non-empty result is recorded as shown. */
+laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in, int n,
+                        laya_suggestion *out, int *n_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,13 @@ typedef struct {
     size_t n, cap;
 } samples;
 
+/* One --sim pass over one text: the simulated typist's keystrokes with and
+ * without suggestions, and what the engine showed. */
+typedef struct {
+    size_t base_keys, keys, shown, accepted, accepted_chars;
+    size_t held_low, held_burst, held_backspace;   /* replies with "shown":false */
+} sim_stats;
+
 typedef struct {
     int ks[2], n_ks;              /* the passes: k = --k first, then 1 */
     int json, commit, zh, timeout_ms;
@@ -60,6 +67,10 @@ typedef struct {
     samples eng_us, rtt_us, cold_ms;
     int commit_ok, score_ok;
     double last_progress;
+    /* --sim: passes [k pass][decide off, on], stats per text */
+    int sim, decide[2], feedback_ok;
+    uint64_t seed;
+    sim_stats (*ss)[2][2];
 } eval_run;
 
 static double now_s(void) {
@@ -460,14 +471,251 @@ static void print_table(eval_run *ev, json_t *rows, json_t *lat) {
     }
 }
 
+/* ---- --sim: a typist with timing, typos and corrections ------------------
+ *
+ * The simulator (src/sim) types the text in windows of SIM_WINDOW characters,
+ * every typo corrected, so a window's keystrokes replay to exactly its text.
+ * Before each keystroke the typist sends the screen's text with "t_ms" (the
+ * time of the keystroke that made it) and "decide"; when the screen is still
+ * free of typos and a suggestion is a prefix of the rest of the text it takes
+ * the longest one (one keystroke, at the time its next key would have gone
+ * down) and says so ({"op":"feedback","accepted":i}); a shown list passed
+ * over gets "accepted":-1. After an acceptance the simulator starts a new
+ * window at the new position, one mean interval later. Windows are seeded by
+ * (seed, position), so the typist without suggestions (the KSR baseline) and
+ * every pass type the same stretches the same way. */
+
+enum { SIM_WINDOW = 256 };
+
+typedef struct {
+    sim_event *ev;
+    size_t n, i;
+    double t0;   /* time of the window's first keystroke */
+} sim_win;
+
+static void win_load(eval_run *ev, sim_win *w, const text *t, size_t pos, double t0) {
+    size_t end = pos;
+    for (int c = 0; c < SIM_WINDOW && end < t->len; c++) end += sim_utf8_len(t->bytes + end, t->len - end);
+    sim_params sp;
+    sim_params_corrected(&sp);
+    char err[256];
+    free(w->ev);
+    w->ev = NULL;
+    if (sim_run(&sp, ev->seed ^ ((uint64_t)pos * 0x9e3779b97f4a7c15ull), t->bytes + pos, end - pos,
+                &w->ev, &w->n, err, sizeof err) != LAYA_OK)
+        cli_die("simulator: %s", err);
+    w->i = 0;
+    w->t0 = t0;
+}
+
+static size_t sim_baseline(eval_run *ev, const text *t) {
+    sim_win w = {0};
+    size_t keys = 0;
+    for (size_t pos = 0; pos < t->len;) {
+        win_load(ev, &w, t, pos, 0);
+        keys += w.n;
+        for (int c = 0; c < SIM_WINDOW && pos < t->len; c++) pos += sim_utf8_len(t->bytes + pos, t->len - pos);
+    }
+    free(w.ev);
+    return keys;
+}
+
+static void sim_feedback(eval_run *ev, eval_engine *e, const char *sid, int idx, double t_ms) {
+    if (!ev->feedback_ok) return;
+    json_decref(ask_optional(e, json_pack("{s:s,s:s,s:i,s:f}", "op", "feedback", "session", sid,
+                                          "accepted", idx, "t_ms", t_ms),
+                             &ev->feedback_ok, "feedback"));
+}
+
+static void sim_text(eval_run *ev, eval_engine *e, int ti, int k, int decide, sim_stats *st) {
+    const text *t = &ev->texts[ti];
+    char sid[32];
+    snprintf(sid, sizeof sid, "eval-%d", ti);
+    sim_params sp;
+    sim_params_corrected(&sp);
+    /* The screen: at most one window's typos beyond the text. */
+    char *scr = malloc(t->len + 4 * SIM_WINDOW + 16);
+    if (!scr) cli_die("out of memory");
+    size_t slen = 0, good = 0;   /* screen length; its prefix that matches the text */
+    sim_win w = {0};
+    win_load(ev, &w, t, 0, 0);
+    double t_last = 0;
+    st->base_keys = sim_baseline(ev, t);
+    while (!(slen == t->len && good == slen)) {
+        if (w.i == w.n) {
+            if (good != slen) cli_die("simulator: a window ended with a typo on screen (a bug)");
+            win_load(ev, &w, t, slen, t_last + sp.iki_mean_ms);
+        }
+        double rtt;
+        json_t *reply = ask(e, json_pack("{s:s,s:s,s:s%,s:i,s:f,s:b}", "op", "suggest", "session", sid,
+                                         "context", scr, slen, "k", k, "t_ms", t_last, "decide", decide),
+                            &rtt);
+        const char *msg = reply_error(reply);
+        if (msg) cli_die("engine %s answered an error: \"%s\"; to request: %.160s", e->desc, msg, e->last_sent);
+        json_t *sug = json_object_get(reply, "suggestions"), *us = json_object_get(reply, "us");
+        if (!json_is_array(sug))
+            cli_die("engine %s answered without a \"suggestions\" array to request: %.160s", e->desc, e->last_sent);
+        samples_add(&ev->rtt_us, rtt);
+        if (json_is_number(us)) samples_add(&ev->eng_us, json_number_value(us));
+        const char *held = json_string_value(json_object_get(reply, "held"));
+        if (held && !strcmp(held, "low")) st->held_low++;
+        else if (held && !strcmp(held, "burst")) st->held_burst++;
+        else if (held && !strcmp(held, "backspace")) st->held_backspace++;
+        size_t best = 0, n_nonempty = 0, idx, rest = t->len - slen;
+        int best_i = -1;
+        json_t *sv;
+        json_array_foreach(sug, idx, sv) {
+            if (!json_is_string(sv)) cli_die("engine %s answered a non-string suggestion", e->desc);
+            if (idx >= (size_t)k) break;
+            size_t sl = json_string_length(sv);
+            if (!sl) continue;
+            n_nonempty++;
+            if (good == slen && sl <= rest && sl > best && !memcmp(json_string_value(sv), t->bytes + slen, sl) &&
+                (sl == rest || ((unsigned char)t->bytes[slen + sl] & 0xC0) != 0x80))
+                best = sl, best_i = (int)idx;
+        }
+        json_decref(reply);
+        st->shown += n_nonempty > 0;
+        st->keys++;
+        double t_next = w.t0 + w.ev[w.i].time_ms;
+        if (best) {
+            st->accepted++;
+            for (size_t i = 0; i < best; i += sim_utf8_len(t->bytes + slen + i, best - i)) st->accepted_chars++;
+            memcpy(scr + slen, t->bytes + slen, best);
+            good = slen += best;
+            sim_feedback(ev, e, sid, best_i, t_next);
+            t_last = t_next;
+            win_load(ev, &w, t, slen, t_last + sp.iki_mean_ms);
+            continue;
+        }
+        if (n_nonempty) sim_feedback(ev, e, sid, -1, t_next);
+        const sim_event *k_ev = &w.ev[w.i++];
+        if (k_ev->kind == SIM_CHAR) {
+            if (good == slen && k_ev->len <= rest && !memcmp(t->bytes + slen, k_ev->bytes, k_ev->len))
+                good += k_ev->len;
+            memcpy(scr + slen, k_ev->bytes, k_ev->len);
+            slen += k_ev->len;
+        } else {
+            size_t j = slen;
+            while (j > 0 && ((unsigned char)scr[--j] & 0xC0) == 0x80) {}
+            slen = j;
+            if (good > slen) good = slen;
+        }
+        t_last = t_next;
+    }
+    commit(ev, e, sid, t->bytes, t->len);
+    free(w.ev);
+    free(scr);
+}
+
+static void run_sim_pass(eval_run *ev, int pass, int mode) {
+    eval_engine e;
+    engine_start(ev, &e);
+    ev->commit_ok = ev->feedback_ok = 1;
+    for (int ti = 0; ti < ev->n_texts; ti++) {
+        if (ti > 0) {
+            char sid[32];
+            snprintf(sid, sizeof sid, "eval-%d", ti - 1);
+            json_decref(ask(&e, json_pack("{s:s,s:s}", "op", "reset", "session", sid), NULL));
+        }
+        sim_text(ev, &e, ti, ev->ks[pass], mode, &ev->ss[ti][pass][mode]);
+        fprintf(stderr, "laya eval: --sim %s k=%d decide %s done\n", ev->texts[ti].path, ev->ks[pass],
+                mode ? "on" : "off");
+    }
+    eval_engine_stop(&e);
+}
+
+static json_t *sim_json(eval_run *ev, const char *name, size_t chars, const sim_stats *s, int k, int mode) {
+    return json_pack("{s:s,s:I,s:i,s:b,s:I,s:I,s:o,s:I,s:I,s:I,s:o,s:{s:I,s:I,s:I}}", "text", name,
+                     "chars", (json_int_t)chars, "k", k, "decide", mode,
+                     "base_keystrokes", (json_int_t)s->base_keys, "keystrokes", (json_int_t)s->keys,
+                     "ksr", num_or_null(s->base_keys ? 1.0 - ratio(s->keys, s->base_keys) : NAN),
+                     "shown", (json_int_t)s->shown, "accepted", (json_int_t)s->accepted,
+                     "accepted_chars", (json_int_t)s->accepted_chars,
+                     "precision", num_or_null(ratio(s->accepted, s->shown)), "held",
+                     "low", (json_int_t)s->held_low, "burst", (json_int_t)s->held_burst,
+                     "backspace", (json_int_t)s->held_backspace);
+}
+
+/* Runs every (k, decide) pass and prints or dumps the table. */
+static void sim_report(eval_run *ev) {
+    json_t *runs = json_array();
+    for (int p = 0; p < ev->n_ks; p++)
+        for (int m = 0; m < 2; m++) {
+            if (!ev->decide[m]) continue;
+            sim_stats tot = {0};
+            size_t chars = 0;
+            for (int i = 0; i < ev->n_texts; i++) {
+                const sim_stats *s = &ev->ss[i][p][m];
+                json_array_append_new(runs, sim_json(ev, ev->texts[i].path, ev->texts[i].chars, s, ev->ks[p], m));
+                tot.base_keys += s->base_keys, tot.keys += s->keys, tot.shown += s->shown;
+                tot.accepted += s->accepted, tot.accepted_chars += s->accepted_chars;
+                tot.held_low += s->held_low, tot.held_burst += s->held_burst;
+                tot.held_backspace += s->held_backspace;
+                chars += ev->texts[i].chars;
+            }
+            if (ev->n_texts > 1) json_array_append_new(runs, sim_json(ev, "(all)", chars, &tot, ev->ks[p], m));
+        }
+    json_t *lat = json_pack("{s:o,s:o}", "engine_us", lat_json(&ev->eng_us), "rtt_us", lat_json(&ev->rtt_us));
+    const char *eng = ev->engine_cmd ? ev->engine_cmd : "laya serve --stdio";
+    if (ev->json) {
+        json_t *all = json_pack("{s:s,s:s,s:I,s:O,s:O}", "engine", eng, "mode", "sim", "seed",
+                                (json_int_t)ev->seed, "runs", runs, "latency", lat);
+        char *str = json_dumps(all, JSON_COMPACT | JSON_REAL_PRECISION(6));
+        if (!str) cli_die("cannot encode the result");
+        puts(str);
+        free(str);
+        json_decref(all);
+    } else {
+        printf("engine: %s\nsimulated typist (seed %llu): typos, corrections and timing from src/sim;\n"
+               "KSR = 1 - keystrokes / the same typist's keystrokes without suggestions\n",
+               eng, (unsigned long long)ev->seed);
+        printf("%-24s %3s %6s %7s %7s %7s %7s %7s %7s  %s\n", "text", "k", "decide", "base", "keys", "KSR",
+               "shown", "accept", "prec", "held low/burst/bksp");
+        size_t i;
+        json_t *r;
+        json_array_foreach(runs, i, r) {
+            const char *name = json_string_value(json_object_get(r, "text"));
+            size_t nl = strlen(name);
+            json_t *h = json_object_get(r, "held");
+            char kb[16], pb[16];
+            json_t *ksr = json_object_get(r, "ksr"), *pr = json_object_get(r, "precision");
+            fmt(kb, sizeof kb, json_is_number(ksr) ? json_number_value(ksr) : NAN, "%.4f");
+            fmt(pb, sizeof pb, json_is_number(pr) ? json_number_value(pr) : NAN, "%.4f");
+            printf("%-24s %3lld %6s %7lld %7lld %7s %7lld %7lld %7s  %lld/%lld/%lld\n",
+                   nl > 24 ? name + nl - 24 : name, (long long)json_integer_value(json_object_get(r, "k")),
+                   json_is_true(json_object_get(r, "decide")) ? "on" : "off",
+                   (long long)json_integer_value(json_object_get(r, "base_keystrokes")),
+                   (long long)json_integer_value(json_object_get(r, "keystrokes")), kb,
+                   (long long)json_integer_value(json_object_get(r, "shown")),
+                   (long long)json_integer_value(json_object_get(r, "accepted")), pb,
+                   (long long)json_integer_value(json_object_get(h, "low")),
+                   (long long)json_integer_value(json_object_get(h, "burst")),
+                   (long long)json_integer_value(json_object_get(h, "backspace")));
+        }
+        json_t *s = json_object_get(lat, "engine_us");
+        if (json_is_object(s))
+            printf("%-32s p50 %10.1f  p99 %10.1f  max %10.1f  (n=%lld)\n", "latency, engine-reported (us)",
+                   json_real_value(json_object_get(s, "p50")), json_real_value(json_object_get(s, "p99")),
+                   json_real_value(json_object_get(s, "max")), (long long)json_integer_value(json_object_get(s, "n")));
+    }
+    json_decref(runs);
+    json_decref(lat);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
         "usage: laya eval TEXT... [--engine \"CMD\"] [--model PATH] [--k 3] [--json]\n"
         "                 [--max-chars N] [--lang en|zh|auto] [--no-commit] [--timeout-ms 30000]\n"
+        "                 [--sim [--seed S] [--decide on|off|both]]\n"
         "Simulates a typist over each TEXT (a file, - for stdin) against an engine speaking\n"
         "the JSON-lines protocol of shared/EVAL.md (default: laya serve --stdio) and reports\n"
         "keystroke savings (KSR; CSR for Chinese) at k and at 1, precision, next-word\n"
-        "accuracy, bits per byte (if the engine answers \"score\") and latency.\n");
+        "accuracy, bits per byte (if the engine answers \"score\") and latency.\n"
+        "--sim: the typist of src/sim instead (timing, typos, backspaces); each request\n"
+        "carries \"t_ms\" and \"decide\", acceptances and rejections are sent as\n"
+        "{\"op\":\"feedback\"}; reports KSR against the same typist without suggestions,\n"
+        "shown, accepted and precision with the decision off and on (--decide both).\n");
 }
 
 static long parse_num(const char *opt, const char *v, long lo, long hi) {
@@ -481,8 +729,9 @@ static long parse_num(const char *opt, const char *v, long lo, long hi) {
 
 int cmd_eval(int argc, char **argv) {
     eval_run ev = {.ks = {3, 1}, .commit = 1, .timeout_ms = 30000, .score_ok = 1};
-    const char *lang = "auto";
+    const char *lang = "auto", *decide_opt = NULL;
     long max_chars = LONG_MAX;
+    ev.seed = 1;
     const char **paths = calloc((size_t)argc, sizeof *paths);
     if (!paths) cli_die("out of memory");
     for (int i = 1; i < argc; i++) {
@@ -510,6 +759,14 @@ int cmd_eval(int argc, char **argv) {
             ev.json = 1;
         } else if (!strcmp(a, "--no-commit")) {
             ev.commit = 0;
+        } else if (!strcmp(a, "--sim")) {
+            ev.sim = 1;
+        } else if (!strcmp(a, "--seed")) {
+            ev.seed = (uint64_t)parse_num(a, v, 0, LONG_MAX), i++;
+        } else if (!strcmp(a, "--decide")) {
+            if (!v || (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both")))
+                cli_die("--decide is on, off or both (got '%s')", v ? v : "");
+            decide_opt = v, i++;
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
             cli_die("eval: unknown option '%s'", a);
@@ -536,6 +793,21 @@ int cmd_eval(int argc, char **argv) {
     ev.zh = !strcmp(lang, "zh") || (!strcmp(lang, "auto") && cjk * 10 > nonspace * 3);
 
     ev.last_progress = now_s();
+    if (decide_opt && !ev.sim) cli_die("--decide needs --sim (the decision is driven by the typist's timing)");
+    if (ev.sim) {
+        ev.decide[0] = !decide_opt || strcmp(decide_opt, "on");
+        ev.decide[1] = !decide_opt || strcmp(decide_opt, "off");
+        ev.ss = calloc((size_t)ev.n_texts, sizeof *ev.ss);
+        if (!ev.ss) cli_die("out of memory");
+        for (int p = 0; p < ev.n_ks; p++)
+            for (int m = 0; m < 2; m++)
+                if (ev.decide[m]) run_sim_pass(&ev, p, m);
+        sim_report(&ev);
+        for (int i = 0; i < ev.n_texts; i++) free(ev.texts[i].bytes);
+        free(ev.texts), free(ev.ps), free(ev.ws), free(ev.bits), free(ev.bits_bytes), free(paths), free(ev.ss);
+        free(ev.eng_us.v), free(ev.rtt_us.v), free(ev.cold_ms.v);
+        return 0;
+    }
     for (int p = 0; p < ev.n_ks; p++) run_pass(&ev, p);
 
     json_t *rows = json_array();

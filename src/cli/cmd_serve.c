@@ -56,16 +56,12 @@ static long parse_int(const char *opt, const char *v, long lo, long hi) {
     return x;
 }
 
-/* Writes one reply line; a closed stdout ends the server quietly. */
-static void stdio_reply(char *r) {
+/* Writes one reply line (from proto_feed, which coalesces stale suggests
+ * among the lines of one read); a closed stdout ends the server quietly. */
+static void stdio_reply(void *ctx, const char *r) {
     static const char oom[] = "{\"error\":\"out of memory\"}";
+    (void)ctx;
     if (fputs(r ? r : oom, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) exit(0);
-    free(r);
-}
-
-static void stdio_line(void *ctx, const char *line, size_t n) {
-    stdio_reply(line ? proto_handle(ctx, 0, line, n)
-                     : proto_error("request line longer than %d bytes: refused", STDIO_MAX_LINE));
 }
 
 static int serve_stdio(proto *p) {
@@ -78,9 +74,9 @@ static int serve_stdio(proto *p) {
         ssize_t n = read(0, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        proto_lines_feed(&in, buf, (size_t)n, stdio_line, p);
+        proto_feed(p, 0, &in, buf, (size_t)n, 0, stdio_reply, NULL);
     }
-    proto_lines_finish(&in, stdio_line, p);
+    proto_feed(p, 0, &in, NULL, 0, 1, stdio_reply, NULL);
     proto_lines_free(&in);
     return 0;
 }

@@ -3,6 +3,8 @@
  * one LRU table keyed by (owner, id), and line framing with a hard bound. */
 #include "server/proto.h"
 
+#include "engine/decide.h"
+
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@ typedef struct {
     uint64_t owner;
     char id[PROTO_MAX_SID + 1];
     laya_session *s;
+    laya_decider *d;   /* NULL until a request brings timing, a decision or feedback */
     uint64_t used;   /* request counter at last use: the LRU order */
 } slot;
 
@@ -48,7 +51,10 @@ laya_status proto_new(const laya_model *m, const engine_cfg *cfg, int max_sessio
 
 void proto_free(proto *p) {
     if (!p) return;
-    for (int i = 0; i < p->n_slots; i++) laya_session_free(p->slots[i].s);
+    for (int i = 0; i < p->n_slots; i++) {
+        laya_session_free(p->slots[i].s);
+        laya_decider_free(p->slots[i].d);
+    }
     free(p->slots);
     free(p);
 }
@@ -59,6 +65,7 @@ void proto_drop_owner(proto *p, uint64_t owner) {
     for (int i = 0; i < p->n_slots;) {
         if (p->slots[i].owner == owner) {
             laya_session_free(p->slots[i].s);
+            laya_decider_free(p->slots[i].d);
             p->slots[i] = p->slots[--p->n_slots];
         } else {
             i++;
@@ -96,15 +103,16 @@ char *proto_error(const char *fmt, ...) {
     return dump(j);
 }
 
-/* The session (owner, id), opened if new (closing the least recently used
- * one when all slots are taken). NULL with *err set on failure. */
-static laya_session *session_get(proto *p, uint64_t owner, const char *id, json_t **err) {
+/* The slot of session (owner, id), opened if new (closing the least
+ * recently used one when all slots are taken). NULL with *err set on
+ * failure. */
+static slot *session_get(proto *p, uint64_t owner, const char *id, json_t **err) {
     slot *lru = NULL;
     for (int i = 0; i < p->n_slots; i++) {
         slot *sl = &p->slots[i];
         if (sl->owner == owner && !strcmp(sl->id, id)) {
             sl->used = ++p->clock;
-            return sl->s;
+            return sl;
         }
         if (!lru || sl->used < lru->used) lru = sl;
     }
@@ -114,8 +122,10 @@ static laya_session *session_get(proto *p, uint64_t owner, const char *id, json_
     } else {
         sl = lru;
         laya_session_free(sl->s);
+        laya_decider_free(sl->d);
         sl->s = NULL;
     }
+    sl->d = NULL;
     laya_status st = laya_session_new(p->m, &sl->s);
     if (st == LAYA_OK) st = engine_set_cfg(sl->s, &p->cfg);
     if (st != LAYA_OK) {
@@ -127,7 +137,13 @@ static laya_session *session_get(proto *p, uint64_t owner, const char *id, json_
     sl->owner = owner;
     snprintf(sl->id, sizeof sl->id, "%s", id);
     sl->used = ++p->clock;
-    return sl->s;
+    return sl;
+}
+
+/* The slot's decider, made on first use. NULL with *err set on failure. */
+static laya_decider *decider_get(slot *sl, json_t **err) {
+    if (!sl->d && laya_decider_new(&sl->d) != LAYA_OK) *err = error("cannot make a decider: out of memory");
+    return sl->d;
 }
 
 /* A string member: NULL (and *err set) if absent or not a string, unless
@@ -143,7 +159,22 @@ static const char *get_str(json_t *req, const char *key, int optional, size_t *l
     return json_string_value(v);
 }
 
-static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req) {
+/* An optional boolean member: def if absent, -1 (and *err set) if not a
+ * boolean. */
+static int get_bool(json_t *req, const char *key, int def, json_t **err) {
+    json_t *v = json_object_get(req, key);
+    if (!v) return def;
+    if (!json_is_boolean(v)) {
+        *err = error("\"%s\" must be true or false", key);
+        return -1;
+    }
+    return json_is_true(v);
+}
+
+/* A suggest request. stale: a newer suggest for the same session is already
+ * queued behind this one (proto_feed), so the engine's work is skipped and
+ * only the decider sees the keystroke's timing. */
+static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req, int stale) {
     json_t *err = NULL;
     size_t len;
     const char *ctx = get_str(req, "context", 0, &len, &err);
@@ -155,21 +186,66 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
             return error("\"k\" must be an integer in 0..%d", ENGINE_MAX_K);
         k = (int)json_integer_value(jk);
     }
-    laya_session *s = session_get(p, owner, sid, &err);
-    if (!s) return err;
+    json_t *jt = json_object_get(req, "t_ms");
+    if (jt && !(json_is_number(jt) && json_number_value(jt) >= 0 && json_number_value(jt) < 1e15))
+        return error("\"t_ms\" must be a number of milliseconds >= 0");
+    int decide = get_bool(req, "decide", 0, &err);
+    if (decide < 0) return err;
+    slot *sl = session_get(p, owner, sid, &err);
+    if (!sl) return err;
+    double t_ms = jt ? json_number_value(jt) : now_us() / 1e3;
+    laya_decider *d = NULL;
+    if (jt || decide || sl->d) {
+        if (!(d = decider_get(sl, &err))) return err;
+        decide_track_context(d, ctx, len, t_ms);
+    }
+    if (stale) return json_pack("{s:[],s:i,s:b}", "suggestions", "us", 0, "stale", 1);
     laya_suggestion out[ENGINE_MAX_K];
     int n = 0;
     double t0 = now_us();
-    laya_status st = laya_session_set_context(s, ctx, len);
-    if (st == LAYA_OK) st = laya_suggest(s, k, out, &n);
+    laya_status st = laya_session_set_context(sl->s, ctx, len);
+    if (st == LAYA_OK) st = laya_suggest(sl->s, k, out, &n);
+    if (st == LAYA_OK && decide) st = laya_decide(d, t_ms, out, n, out, &n);
     double us = now_us() - t0;
     if (st != LAYA_OK) return error("suggest failed: %s", laya_status_str(st));
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(arr, json_stringn(out[i].text, out[i].len));
-    return json_pack("{s:o,s:I}", "suggestions", arr, "us", (json_int_t)(us + 0.5));
+    json_t *r = json_pack("{s:o,s:I}", "suggestions", arr, "us", (json_int_t)(us + 0.5));
+    if (decide) {
+        json_object_set_new(r, "shown", json_boolean(n > 0));
+        if (!n) json_object_set_new(r, "held", json_string(decide_reason_str(decide_last_reason(d))));
+    }
+    return r;
 }
 
-static json_t *handle(proto *p, uint64_t owner, json_t *req) {
+/* {"op":"feedback","accepted":i}: the typist took shown suggestion i, or
+ * passed over the list (-1). */
+static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *req) {
+    json_t *err = NULL, *ja = json_object_get(req, "accepted");
+    if (!json_is_integer(ja) || json_integer_value(ja) < -1 || json_integer_value(ja) >= ENGINE_MAX_K)
+        return error("\"accepted\" must be the index of the suggestion taken (0..%d) or -1", ENGINE_MAX_K - 1);
+    json_t *jt = json_object_get(req, "t_ms");
+    if (jt && !(json_is_number(jt) && json_number_value(jt) >= 0 && json_number_value(jt) < 1e15))
+        return error("\"t_ms\" must be a number of milliseconds >= 0");
+    slot *sl = session_get(p, owner, sid, &err);
+    laya_decider *d = sl ? decider_get(sl, &err) : NULL;
+    if (!d) return err;
+    double t_ms = jt ? json_number_value(jt) : now_us() / 1e3;
+    laya_decide_event(d, json_integer_value(ja) >= 0 ? LAYA_EVENT_ACCEPTED : LAYA_EVENT_IGNORED, t_ms);
+    return json_pack("{s:b}", "ok", 1);
+}
+
+/* The op and session of a request, or NULL when it has none that is valid
+ * (it will be answered with an error). */
+static const char *req_op(json_t *req, const char **sid) {
+    if (!json_is_object(req)) return NULL;
+    json_t *op = json_object_get(req, "op"), *js = json_object_get(req, "session");
+    if (!json_is_string(op) || (js && !json_is_string(js))) return NULL;
+    *sid = js ? json_string_value(js) : "default";
+    return json_string_value(op);
+}
+
+static json_t *handle(proto *p, uint64_t owner, json_t *req, int stale) {
     json_t *err = NULL;
     if (!json_is_object(req)) return error("a request must be a JSON object");
     const char *op = get_str(req, "op", 0, NULL, &err);
@@ -178,11 +254,15 @@ static json_t *handle(proto *p, uint64_t owner, json_t *req) {
     if (err) return err;
     if (!sid) sid = "default";
     if (strlen(sid) > PROTO_MAX_SID || !*sid) return error("\"session\" must be 1..%d bytes", PROTO_MAX_SID);
-    if (!strcmp(op, "suggest")) return op_suggest(p, owner, sid, req);
+    if (!strcmp(op, "suggest")) return op_suggest(p, owner, sid, req, stale);
+    if (!strcmp(op, "feedback")) return op_feedback(p, owner, sid, req);
     if (!strcmp(op, "commit")) return get_str(req, "text", 0, NULL, &err) ? json_pack("{s:b}", "ok", 1) : err;
     if (!strcmp(op, "reset")) {
         for (int i = 0; i < p->n_slots; i++)
-            if (p->slots[i].owner == owner && !strcmp(p->slots[i].id, sid)) laya_session_reset(p->slots[i].s);
+            if (p->slots[i].owner == owner && !strcmp(p->slots[i].id, sid)) {
+                laya_session_reset(p->slots[i].s);
+                if (p->slots[i].d) decide_forget_context(p->slots[i].d);
+            }
         return json_pack("{s:b}", "ok", 1);
     }
     if (!strcmp(op, "score")) {
@@ -194,16 +274,123 @@ static json_t *handle(proto *p, uint64_t owner, json_t *req) {
         if (st != LAYA_OK) return error("score failed: %s", laya_status_str(st));
         return json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len);
     }
-    return error("unknown op \"%.64s\" (expected suggest, commit, reset or score)", op);
+    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset or score)", op);
+}
+
+static json_t *parse(const char *line, size_t n, json_t **err) {
+    json_error_t je;
+    json_t *req = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+    if (!req) *err = error("malformed request (column %d): %s", je.column, je.text);
+    return req;
 }
 
 char *proto_handle(proto *p, uint64_t owner, const char *line, size_t n) {
-    json_error_t je;
-    json_t *req = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
-    if (!req) return proto_error("malformed request (column %d): %s", je.column, je.text);
-    char *s = dump(handle(p, owner, req));
+    json_t *err = NULL, *req = parse(line, n, &err);
+    if (!req) return dump(err);
+    char *s = dump(handle(p, owner, req, 0));
     json_decref(req);
     return s;
+}
+
+/* ---- batches: coalescing ------------------------------------------------ */
+
+/* The complete lines of one proto_feed call, copied (the framer's buffer is
+ * reused line to line). off[i] < 0 marks an overlong line. */
+typedef struct {
+    char *bytes;
+    size_t len, cap;
+    long *off;
+    size_t *n;
+    int count, max;
+    int oom, lost;   /* out of memory: this line and all after it are lost */
+} batch;
+
+static void batch_add(void *ctx, const char *line, size_t n) {
+    batch *b = ctx;
+    if (b->oom) {
+        b->lost++;
+        return;
+    }
+    if (b->count == b->max) {
+        int max = b->max ? 2 * b->max : 64;
+        long *o = realloc(b->off, (size_t)max * sizeof *o);
+        if (o) b->off = o;
+        size_t *l = realloc(b->n, (size_t)max * sizeof *l);
+        if (l) b->n = l;
+        if (!o || !l) {
+            b->oom = 1, b->lost++;
+            return;
+        }
+        b->max = max;
+    }
+    if (line && b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap *= 2;
+        char *nb = realloc(b->bytes, cap);
+        if (!nb) {
+            b->oom = 1, b->lost++;
+            return;
+        }
+        b->bytes = nb;
+        b->cap = cap;
+    }
+    b->off[b->count] = line ? (long)b->len : -1;
+    b->n[b->count++] = n;
+    if (line) memcpy(b->bytes + b->len, line, n), b->len += n;
+}
+
+/* A suggest that opted into coalescing ("coalesce", by default on when it
+ * carries "t_ms") is stale when a later suggest for the same session follows
+ * it in the batch with no other request for that session in between (a
+ * commit, reset or feedback must see the order the client sent). */
+static void batch_answer(proto *p, uint64_t owner, batch *b, size_t max, proto_reply_fn fn, void *ctx) {
+    json_t **req = calloc((size_t)b->count + 1, sizeof *req), **err = calloc((size_t)b->count + 1, sizeof *err);
+    if (!req || !err) {
+        for (int i = 0; i < b->count; i++) fn(ctx, NULL);
+        free(req), free(err);
+        return;
+    }
+    for (int i = 0; i < b->count; i++)
+        if (b->off[i] >= 0) req[i] = parse(b->bytes + b->off[i], b->n[i], &err[i]);
+    for (int i = 0; i < b->count; i++) {
+        char *r;
+        if (b->off[i] < 0) {
+            r = proto_error("request line longer than %zu bytes: refused", max);
+        } else if (!req[i]) {
+            r = dump(err[i]);
+        } else {
+            const char *sid, *sid2, *op = req_op(req[i], &sid), *op2;
+            int stale = 0;
+            if (op && !strcmp(op, "suggest")) {
+                json_t *jc = json_object_get(req[i], "coalesce");
+                int co = json_is_boolean(jc) ? json_is_true(jc) : json_object_get(req[i], "t_ms") != NULL;
+                for (int j = i + 1; co && j < b->count; j++) {
+                    if (!req[j] || !(op2 = req_op(req[j], &sid2)) || strcmp(sid, sid2)) continue;
+                    stale = !strcmp(op2, "suggest");
+                    break;
+                }
+            }
+            r = dump(handle(p, owner, req[i], stale));
+        }
+        fn(ctx, r);
+        free(r);
+        json_decref(req[i]);
+    }
+    free(req);
+    free(err);
+}
+
+laya_status proto_feed(proto *p, uint64_t owner, proto_lines *r, const char *data, size_t n,
+                       int finish, proto_reply_fn fn, void *ctx) {
+    batch b = {0};
+    laya_status st = data ? proto_lines_feed(r, data, n, batch_add, &b) : LAYA_OK;
+    if (finish) proto_lines_finish(r, batch_add, &b);
+    /* The lost lines are the last ones: each still gets a reply, in order. */
+    batch_answer(p, owner, &b, r->max, fn, ctx);
+    for (int i = 0; i < b.lost; i++) fn(ctx, NULL);
+    if (b.oom) st = LAYA_ERR_NOMEM;
+    free(b.bytes), free(b.off), free(b.n);
+    return st;
 }
 
 /* ---- line framing ------------------------------------------------------ */

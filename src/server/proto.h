@@ -8,7 +8,33 @@
  *   {"op":"commit","session":"s1","text":"..."}   -> {"ok":true}
  *   {"op":"reset","session":"s1"}                 -> {"ok":true}
  *   {"op":"score","session":"s1","text":"..."}    -> {"bits":B,"bytes":N}
+ *   {"op":"feedback","session":"s1","accepted":i} -> {"ok":true}
  *   anything malformed                            -> {"error":"..."}
+ *
+ * Behaviour (C7), all optional; a request without these fields is answered
+ * exactly as above:
+ *  - suggest "t_ms":<number>: when the keystroke that made this context
+ *    happened, in milliseconds on the client's clock (any origin, never going
+ *    back). The session's decider (src/engine/decide.h) classifies the new
+ *    context against the last one (one more character, one fewer, anything
+ *    else is a jump) and learns the typist's speed from it. Without t_ms the
+ *    server's clock is used.
+ *  - suggest "decide":true: the suggestions pass through the decision, which
+ *    may hold them back (fast burst, right after a backspace, low confidence,
+ *    repeated rejection) or cut a phrase to its first word. The reply then
+ *    also has "shown":true|false, and "held":"low"|"burst"|"backspace"|"none"
+ *    when nothing is shown.
+ *  - feedback "accepted": the index of the shown suggestion the typist took,
+ *    or -1 when it was passed over (optional "t_ms"). Acceptances lower the
+ *    decision's threshold, rejections raise it. A keystroke after a shown
+ *    list without feedback counts as a rejection.
+ *  - Coalescing: a suggest with "coalesce":true (the default when it carries
+ *    "t_ms") that has a newer suggest for the same session queued right
+ *    behind it in the same read (proto_feed) is not computed: its reply is
+ *    {"suggestions":[],"us":0,"stale":true} and only the newest context is
+ *    answered. A commit, reset or feedback for the session in between keeps
+ *    the earlier one live. Every request still gets exactly one reply, in
+ *    order.
  *
  * Sessions: "session" is optional ("default"). Every session belongs to an
  * owner (a client connection; stdio has one), so two clients that both say
@@ -43,6 +69,19 @@ char *proto_handle(proto *p, uint64_t owner, const char *line, size_t n);
  * line); malloc'd, owned by the caller, NULL when memory ran out. */
 char *proto_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Frames and answers the bytes a transport just read (data may be NULL),
+ * coalescing stale suggests among the complete lines they hold (see above);
+ * with finish set an unterminated last line counts too (end of input).
+ * fn gets each reply line in request order (without newline; owned by the
+ * caller of fn only for the call), or NULL where memory ran out (the
+ * transport answers {"error":"out of memory"}); an overlong line is refused
+ * with {"error":"request line longer than MAX bytes: refused"}.
+ * LAYA_ERR_NOMEM if some line could not be kept (it was still answered). */
+typedef void (*proto_reply_fn)(void *ctx, const char *reply);
+struct proto_lines;
+laya_status proto_feed(proto *p, uint64_t owner, struct proto_lines *r, const char *data, size_t n,
+                       int finish, proto_reply_fn fn, void *ctx);
+
 /* Closes every session of owner (its connection is gone). */
 void proto_drop_owner(proto *p, uint64_t owner);
 
@@ -57,7 +96,7 @@ int proto_sessions(const proto *p);
  * buffer grows on demand, so an idle client costs almost nothing. */
 typedef void (*proto_line_fn)(void *ctx, const char *line, size_t n);
 
-typedef struct {
+typedef struct proto_lines {
     char *buf;
     size_t len, cap, max;
     int skipping;   /* inside an overlong line, waiting for its newline */

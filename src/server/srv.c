@@ -260,10 +260,10 @@ typedef struct {
     proto *p;
 } line_ctx;
 
-static void on_line(void *ctx, const char *line, size_t n) {
+/* Replies come from proto_feed, which answers all complete lines of a read
+ * together so that stale suggests are coalesced (proto.h). */
+static void on_reply(void *ctx, const char *r) {
     line_ctx *lc = ctx;
-    char *r = line ? proto_handle(lc->p, lc->c->id, line, n)
-                   : proto_error("request line longer than %zu bytes: refused", lc->s->cfg.max_line);
     if (!r) {
         static const char oom[] = "{\"error\":\"out of memory\"}";
         out_append(lc->c, oom, sizeof oom - 1);
@@ -271,7 +271,6 @@ static void on_line(void *ctx, const char *line, size_t n) {
         out_append(lc->c, r, strlen(r));
     }
     out_append(lc->c, "\n", 1);
-    free(r);
 }
 
 /* Writes what the socket takes. 0 on success (maybe partial), -1 when the
@@ -355,12 +354,12 @@ static void on_client(srv *s, client *c, uint32_t events, proto *p) {
         ssize_t n = read(c->fd, buf, sizeof buf);
         line_ctx lc = {s, c, p};
         if (n > 0) {
-            if (proto_lines_feed(&c->in, buf, (size_t)n, on_line, &lc) != LAYA_OK) {
+            if (proto_feed(p, c->id, &c->in, buf, (size_t)n, 0, on_reply, &lc) != LAYA_OK) {
                 /* The line was dropped and answered like an overlong one. */
             }
         } else if (n == 0) {
             c->eof = 1;
-            proto_lines_finish(&c->in, on_line, &lc);
+            proto_feed(p, c->id, &c->in, NULL, 0, 1, on_reply, &lc);
         } else if (errno != EAGAIN && errno != EINTR) {
             client_close(s, c, p);
             return;

@@ -103,5 +103,37 @@ if "$LAYA" eval "$T/a.txt" --k 0 2>"$T/err"; then bad "bad --k"; else
     grep -q -- "--k needs" "$T/err" && ok "bad --k" || { bad "bad --k"; cat "$T/err"; }
 fi
 
+# --sim: the simulated typist (typos, corrections, timing) against the oracle,
+# which ignores "t_ms"/"decide" and refuses "feedback": decide off and on must
+# then agree, the typist saves keystrokes against its own baseline, and a
+# seed fixes everything.
+"$LAYA" eval "$T/a.txt" "$T/b.txt" --sim --seed 3 --json --engine "$FAKE $T/a.txt $T/b.txt" \
+    >"$T/s1.json" 2>"$T/se1" || { bad "eval --sim runs"; cat "$T/se1"; }
+check "--sim: k 3 and 1, decide off and on, per text and all" "$T/s1.json" \
+    "j[\"mode\"] == \"sim\" and j[\"seed\"] == 3 and len(j[\"runs\"]) == 12 and [(r[\"k\"], r[\"decide\"]) for r in j[\"runs\"]][::3] == [(3, False), (3, True), (1, False), (1, True)]"
+check "--sim: baseline is the typist's own keystrokes, KSR against it" "$T/s1.json" \
+    "all(r[\"base_keystrokes\"] >= r[\"chars\"] and 0 < r[\"keystrokes\"] < r[\"base_keystrokes\"] and abs(r[\"ksr\"] - (1 - r[\"keystrokes\"] / r[\"base_keystrokes\"])) < 1e-6 for r in j[\"runs\"])"
+check "--sim: an engine without a decision gives the same figures on and off" "$T/s1.json" \
+    "all(j[\"runs\"][i][\"keystrokes\"] == j[\"runs\"][i + 3][\"keystrokes\"] and j[\"runs\"][i][\"shown\"] == j[\"runs\"][i + 3][\"shown\"] for i in (0, 1, 2, 6, 7, 8))"
+check "--sim: precision is accepted / shown" "$T/s1.json" \
+    "all(r[\"accepted\"] <= r[\"shown\"] <= r[\"keystrokes\"] and abs(r[\"precision\"] - r[\"accepted\"] / r[\"shown\"]) < 1e-6 for r in j[\"runs\"])"
+grep -q 'error to feedback' "$T/se1" && ok "--sim: an engine refusing feedback is reported" ||
+    { bad "--sim: an engine refusing feedback is reported"; cat "$T/se1"; }
+"$LAYA" eval "$T/a.txt" "$T/b.txt" --sim --seed 3 --json --engine "$FAKE $T/a.txt $T/b.txt" \
+    >"$T/s2.json" 2>/dev/null
+"$LAYA" eval "$T/a.txt" "$T/b.txt" --sim --seed 4 --json --decide off --engine "$FAKE $T/a.txt $T/b.txt" \
+    >"$T/s3.json" 2>/dev/null
+python3 - "$T/s1.json" "$T/s2.json" "$T/s3.json" <<'PY' && ok "--sim: same seed same run; another seed another typist" || bad "--sim: seeds"
+import json, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:])
+strip = lambda j: [(r["text"], r["k"], r["decide"], r["base_keystrokes"], r["keystrokes"]) for r in j["runs"]]
+assert strip(a) == strip(b)
+assert len(c["runs"]) == 6 and not any(r["decide"] for r in c["runs"])
+assert [r["base_keystrokes"] for r in a["runs"] if not r["decide"]] != [r["base_keystrokes"] for r in c["runs"]]
+PY
+if "$LAYA" eval "$T/a.txt" --decide on --engine "$FAKE $T/a.txt" 2>"$T/err"; then bad "--decide needs --sim"; else
+    grep -q -- "--decide needs --sim" "$T/err" && ok "--decide needs --sim" || { bad "--decide needs --sim"; cat "$T/err"; }
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,333 @@
+/* test_decide.c - the behaviour-aware decision (engine/decide.h) and the
+ * protocol's decision fields and coalescing (server/proto.h). Each rule is
+ * checked against the same candidates with and without its trigger, so a
+ * rule that stops working fails here. */
+#include "test.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/decide.h"
+#include "server/proto.h"
+#include "test_engine_util.h"
+
+static laya_suggestion sug(const char *t, float p) { return (laya_suggestion){t, strlen(t), p}; }
+
+/* A decider with fixed, easy numbers; typed at a steady 200 ms until t_ms. */
+static laya_decider *steady(decide_params *p, double *t_ms) {
+    laya_decider *d = NULL;
+    if (decide_new(p, &d) != LAYA_OK) return NULL;
+    double t = 0;
+    for (int i = 0; i < 12; i++, t += 200) laya_decide_event(d, LAYA_EVENT_CHAR, t);
+    *t_ms = t - 200;
+    return d;
+}
+
+static decide_params params(void) {
+    decide_params p;
+    decide_params_default(&p);
+    p.p_start = 0.2f, p.p_min = 0.05f, p.p_max = 0.6f, p.up = 0.2f, p.down = 0.5f;
+    p.min_saving = 0.2f, p.burst_p = 0.5f, p.backspace_p = 0.7f, p.full_p = 0.4f;
+    return p;
+}
+
+static int shows(laya_decider *d, double t, laya_suggestion c) {
+    laya_suggestion out[1];
+    int n = -1;
+    if (laya_decide(d, t, &c, 1, out, &n) != LAYA_OK) return -1;
+    return n;
+}
+
+TEST(decide_params_checked) {
+    decide_params p;
+    decide_params_default(&p);
+    CHECK(decide_params_check(&p) == LAYA_OK);
+    p.p_start = p.p_max + 0.1f;
+    CHECK(decide_params_check(&p) == LAYA_ERR_ARG);
+    laya_decider *d = NULL;
+    CHECK(decide_new(&p, &d) == LAYA_ERR_ARG && !d);
+    CHECK(laya_decider_new(&d) == LAYA_OK && d);
+    CHECK(laya_decide_event(NULL, LAYA_EVENT_CHAR, 0) == LAYA_ERR_ARG);
+    CHECK(laya_decide(d, 0, NULL, 1, NULL, NULL) == LAYA_ERR_ARG);
+    laya_decider_free(d);
+}
+
+TEST(decide_threshold_and_saving) {
+    decide_params p = params();
+    double t;
+    laya_decider *d = steady(&p, &t);
+    CHECK(d);
+    CHECK(shows(d, t, sug("morning", 0.3f)) == 1);      /* over 0.2, saving 1.8 */
+    laya_decide_event(d, LAYA_EVENT_ACCEPTED, t);        /* (keeps the threshold checks below apart) */
+    decide_params q = params();
+    q.p_start = q.p_min = q.p_max = 0.2f;
+    laya_decider *e = steady(&q, &t);
+    CHECK(shows(e, t, sug("morning", 0.1f)) == 0);       /* under the threshold */
+    CHECK(decide_last_reason(e) == DECIDE_LOW);
+    CHECK(shows(e, t, sug("ab", 0.3f)) == 1);            /* saving 0.3 >= 0.2 */
+    CHECK(shows(e, t, sug("a", 0.9f)) == 0);             /* saves nothing */
+    CHECK(shows(e, t, sug("", 0.9f)) == 0);
+    laya_decider_free(d);
+    laya_decider_free(e);
+}
+
+TEST(decide_burst_holds_back) {
+    decide_params p = params();
+    double t;
+    laya_decider *d = steady(&p, &t);
+    CHECK(d && decide_median_iki(d) == 200);
+    laya_suggestion c = sug("morning", 0.3f);
+    CHECK(shows(d, t, c) == 1);
+    laya_decide_event(d, LAYA_EVENT_ACCEPTED, t);
+    laya_decide_event(d, LAYA_EVENT_JUMP, t + 300);
+    laya_decide_event(d, LAYA_EVENT_CHAR, t + 500);
+    laya_decide_event(d, LAYA_EVENT_CHAR, t + 560);      /* 60 ms: a burst */
+    CHECK(shows(d, t + 560, c) == 0);
+    CHECK(decide_last_reason(d) == DECIDE_BURST);
+    CHECK(shows(d, t + 560, sug("morning", 0.55f)) == 1); /* a sure one still shows */
+    laya_decide_event(d, LAYA_EVENT_IGNORED, t + 560);
+    laya_decide_event(d, LAYA_EVENT_CHAR, t + 760);      /* back to pace */
+    float thr = decide_threshold(d);
+    CHECK(shows(d, t + 760, sug("morning", thr + 0.05f)) == 1);
+    /* A burst judged at decision time: a long pause after it ends it. */
+    laya_decide_event(d, LAYA_EVENT_IGNORED, t + 760);
+    laya_decide_event(d, LAYA_EVENT_CHAR, t + 800);
+    thr = decide_threshold(d);
+    CHECK(shows(d, t + 800, sug("morning", thr + 0.05f)) == 0);
+    CHECK(shows(d, t + 1500, sug("morning", thr + 0.05f)) == 1);
+    laya_decider_free(d);
+}
+
+TEST(decide_no_bursts_before_warmup) {
+    decide_params p = params();
+    laya_decider *d = NULL;
+    CHECK(decide_new(&p, &d) == LAYA_OK);
+    laya_decide_event(d, LAYA_EVENT_CHAR, 0);
+    laya_decide_event(d, LAYA_EVENT_CHAR, 200);
+    laya_decide_event(d, LAYA_EVENT_CHAR, 230);
+    CHECK(shows(d, 230, sug("morning", 0.3f)) == 1);
+    laya_decider_free(d);
+}
+
+TEST(decide_rejections_raise_acceptance_lowers) {
+    decide_params p = params();
+    double t;
+    laya_decider *d = steady(&p, &t);
+    float t0 = decide_threshold(d);
+    CHECK_NEAR(t0, 0.2, 1e-6, 0);
+    laya_suggestion c = sug("morning", 0.3f);
+    int shown_after = -1;
+    for (int i = 0; i < 6; i++) {
+        int n = shows(d, t, c);
+        if (n == 0 && shown_after < 0) shown_after = i;
+        t += 200;
+        laya_decide_event(d, LAYA_EVENT_CHAR, t);   /* typed on: an implicit rejection */
+    }
+    CHECK(decide_threshold(d) > 0.3f);
+    CHECKF(shown_after > 0 && shown_after <= 2, "held back after %d rejections", shown_after);
+    float high = decide_threshold(d);
+    laya_decide_event(d, LAYA_EVENT_ACCEPTED, t);
+    CHECK(decide_threshold(d) < high);
+    for (int i = 0; i < 10; i++) laya_decide_event(d, LAYA_EVENT_ACCEPTED, t);
+    CHECK(decide_threshold(d) < t0 && decide_threshold(d) >= p.p_min);
+    CHECK(shows(d, t, c) == 1);
+    /* Explicit rejections climb too, bounded by p_max. */
+    for (int i = 0; i < 100; i++) laya_decide_event(d, LAYA_EVENT_IGNORED, t);
+    CHECK(decide_threshold(d) <= p.p_max && decide_threshold(d) > p.p_max - 0.01f);
+    laya_decider_free(d);
+}
+
+TEST(decide_backspace_suppresses) {
+    decide_params p = params();
+    double t;
+    laya_decider *d = steady(&p, &t);
+    laya_suggestion c = sug("morning", 0.5f);
+    laya_decide_event(d, LAYA_EVENT_BACKSPACE, t + 200);
+    CHECK(shows(d, t + 200, c) == 0);
+    CHECK(decide_last_reason(d) == DECIDE_BACKSPACE);
+    CHECK(shows(d, t + 200, sug("morning", 0.8f)) == 1);
+    laya_decide_event(d, LAYA_EVENT_ACCEPTED, t + 200);
+    laya_decide_event(d, LAYA_EVENT_CHAR, t + 400);   /* retyping: shown again */
+    CHECK(shows(d, t + 400, c) == 1);
+    laya_decider_free(d);
+}
+
+TEST(decide_truncates_moderate_phrases) {
+    decide_params p = params();
+    double t;
+    laya_decider *d = steady(&p, &t);
+    /* "meeting is" at 0.25 is under full_p: cut to "meeting " credited with
+     * 0.25 + 0.15 (the other candidate starting with that word). */
+    laya_suggestion in[3] = {sug("meeting is", 0.25f), sug("meeting was", 0.15f), sug("morning", 0.05f)};
+    laya_suggestion out[3];
+    int n = 0;
+    CHECK(laya_decide(d, t, in, 3, out, &n) == LAYA_OK);
+    CHECKF(n == 1, "n = %d", n);
+    CHECK(out[0].len == 8 && !memcmp(out[0].text, "meeting ", 8) && out[0].text == in[0].text);
+    CHECK_NEAR(out[0].prob, 0.4, 1e-6, 0);
+    /* Confident: shown whole. In place (out == in) works too. */
+    in[0].prob = 0.5f;
+    CHECK(laya_decide(d, t, in, 3, in, &n) == LAYA_OK);
+    CHECK(n == 2 && in[0].len == 10 && in[1].len == 8);
+    /* CJK has no blanks: cut after two characters. */
+    laya_suggestion z = sug("外卖吧朋友", 0.25f);
+    CHECK(laya_decide(d, t, &z, 1, out, &n) == LAYA_OK);
+    CHECK(n == 1 && out[0].len == 6);
+    laya_decider_free(d);
+}
+
+TEST(decide_is_deterministic) {
+    decide_params p = params();
+    laya_decider *a = NULL, *b = NULL;
+    CHECK(decide_new(&p, &a) == LAYA_OK && decide_new(&p, &b) == LAYA_OK);
+    uint32_t st = 7;
+    for (int i = 0; i < 500; i++) {
+        double t = i * 150.0 + te_rand(&st) % 120;
+        laya_event k = te_rand(&st) % 5 == 0 ? LAYA_EVENT_BACKSPACE : LAYA_EVENT_CHAR;
+        laya_decide_event(a, k, t), laya_decide_event(b, k, t);
+        laya_suggestion c = sug("question", (float)(te_rand(&st) % 100) / 100.0f), o1, o2;
+        int n1, n2;
+        laya_decide(a, t, &c, 1, &o1, &n1), laya_decide(b, t, &c, 1, &o2, &n2);
+        CHECK(n1 == n2 && decide_threshold(a) == decide_threshold(b));
+    }
+    laya_decider_free(a);
+    laya_decider_free(b);
+}
+
+TEST(decide_tracks_contexts) {
+    laya_decider *d = NULL;
+    CHECK(laya_decider_new(&d) == LAYA_OK);
+    CHECK(decide_track_context(d, "Best", 4, 0) == LAYA_EVENT_JUMP);   /* first one */
+    CHECK(decide_track_context(d, "Best ", 5, 100) == LAYA_EVENT_CHAR);
+    CHECK(decide_track_context(d, "Best ", 5, 150) == -1);
+    CHECK(decide_track_context(d, "Best", 4, 200) == LAYA_EVENT_BACKSPACE);
+    CHECK(decide_track_context(d, "Best订", 7, 300) == LAYA_EVENT_CHAR);  /* one 3-byte character */
+    CHECK(decide_track_context(d, "Best", 4, 400) == LAYA_EVENT_BACKSPACE);
+    CHECK(decide_track_context(d, "Best regards", 12, 500) == LAYA_EVENT_JUMP);   /* accepted */
+    CHECK(decide_track_context(d, "Rest regards!", 13, 600) == LAYA_EVENT_JUMP); /* an edit before */
+    CHECK(decide_track_context(d, "Rest regard", 11, 700) == LAYA_EVENT_JUMP);
+    decide_forget_context(d);
+    CHECK(decide_track_context(d, "Rest regard", 11, 800) == LAYA_EVENT_JUMP);
+    laya_decider_free(d);
+}
+
+/* ---- protocol --------------------------------------------------------- */
+
+typedef struct {
+    json_t *replies;
+} collected;
+
+static void collect(void *ctx, const char *r) {
+    collected *c = ctx;
+    json_array_append_new(c->replies, r ? json_loads(r, 0, NULL) : json_null());
+}
+
+static char *handle(proto *p, uint64_t owner, const char *line) {
+    return proto_handle(p, owner, line, strlen(line));
+}
+
+static proto *test_proto(laya_model **lm, float **params) {
+    *lm = te_model(300, 16, 8, 1, 3, 0.5f, 3, params);
+    if (!*lm) return NULL;
+    engine_cfg cfg = engine_cfg_default();
+    proto *p = NULL;
+    return proto_new(*lm, &cfg, 4, &p) == LAYA_OK ? p : NULL;
+}
+
+TEST(proto_coalesces_a_burst) {
+    laya_model *lm;
+    float *w;
+    proto *p = test_proto(&lm, &w);
+    CHECK(p);
+    const char *burst =
+        "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"Th\",\"t_ms\":0}\n"
+        "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"The\",\"t_ms\":60}\n"
+        "{\"op\":\"suggest\",\"session\":\"b\",\"context\":\"I wo\",\"t_ms\":70}\n"
+        "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"The \",\"t_ms\":120}\n"
+        "{\"op\":\"suggest\",\"session\":\"b\",\"context\":\"I wou\"}\n"          /* no t_ms: not coalescible, */
+        "{\"op\":\"suggest\",\"session\":\"b\",\"context\":\"I woul\",\"coalesce\":true}\n"
+        "{\"op\":\"commit\",\"session\":\"b\",\"text\":\"x\"}\n"                  /* but it makes the t_ms one before it stale; a commit keeps the one before it live */
+        "not json\n"
+        "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"The m\",\"t_ms\":180}\n";
+    collected c = {json_array()};
+    proto_lines in;
+    proto_lines_init(&in, 1 << 16);
+    CHECK(proto_feed(p, 1, &in, burst, strlen(burst), 0, collect, &c) == LAYA_OK);
+    CHECKF(json_array_size(c.replies) == 9, "%zu replies", json_array_size(c.replies));
+    int stale[9] = {1, 1, 1, 1, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 9; i++) {
+        json_t *r = json_array_get(c.replies, (size_t)i);
+        int is_stale = json_is_true(json_object_get(r, "stale"));
+        CHECKF(is_stale == stale[i], "reply %d: stale %d", i, is_stale);
+        if (i == 6) CHECK(json_is_true(json_object_get(r, "ok")));
+        else if (i == 7) CHECK(json_object_get(r, "error"));
+        else {
+            CHECK(json_is_array(json_object_get(r, "suggestions")));
+            if (is_stale) CHECK(json_array_size(json_object_get(r, "suggestions")) == 0 &&
+                                json_integer_value(json_object_get(r, "us")) == 0);
+        }
+    }
+    /* The newest context was computed: the same as asking it alone. */
+    char *alone = handle(p, 2, "{\"op\":\"suggest\",\"context\":\"The m\"}");
+    json_t *ja = json_loads(alone, 0, NULL);
+    CHECK(json_equal(json_object_get(ja, "suggestions"),
+                     json_object_get(json_array_get(c.replies, 8), "suggestions")));
+    json_decref(ja);
+    free(alone);
+    /* Without the new fields nothing is coalesced (EVAL.md clients). */
+    const char *plain = "{\"op\":\"suggest\",\"context\":\"Th\"}\n{\"op\":\"suggest\",\"context\":\"The\"}\n";
+    json_array_clear(c.replies);
+    proto_feed(p, 1, &in, plain, strlen(plain), 0, collect, &c);
+    CHECK(json_array_size(c.replies) == 2);
+    CHECK(!json_object_get(json_array_get(c.replies, 0), "stale"));
+    /* An unterminated last line is answered at the end of input. */
+    json_array_clear(c.replies);
+    proto_feed(p, 1, &in, "{\"op\":\"reset\"}", strlen("{\"op\":\"reset\"}"), 0, collect, &c);
+    CHECK(json_array_size(c.replies) == 0);
+    proto_feed(p, 1, &in, NULL, 0, 1, collect, &c);
+    CHECK(json_array_size(c.replies) == 1);
+    proto_lines_free(&in);
+    json_decref(c.replies);
+    proto_free(p);
+    laya_model_free(lm);
+    free(w);
+}
+
+TEST(proto_decide_and_feedback) {
+    laya_model *lm;
+    float *w;
+    proto *p = test_proto(&lm, &w);
+    CHECK(p);
+    char *r = handle(p, 1, "{\"op\":\"suggest\",\"context\":\"Th\",\"t_ms\":0,\"decide\":true}");
+    json_t *j = json_loads(r, 0, NULL);
+    free(r);
+    CHECK(json_is_boolean(json_object_get(j, "shown")));
+    CHECK(json_is_true(json_object_get(j, "shown")) == (json_array_size(json_object_get(j, "suggestions")) > 0));
+    if (!json_is_true(json_object_get(j, "shown"))) CHECK(json_is_string(json_object_get(j, "held")));
+    json_decref(j);
+    const char *ok[] = {"{\"op\":\"feedback\",\"accepted\":0}", "{\"op\":\"feedback\",\"accepted\":-1,\"t_ms\":5}"};
+    for (int i = 0; i < 2; i++) {
+        r = handle(p, 1, ok[i]);
+        CHECKF(r && strstr(r, "\"ok\":true"), "%s", r);
+        free(r);
+    }
+    const char *bad[] = {"{\"op\":\"feedback\",\"accepted\":\"0\"}", "{\"op\":\"feedback\",\"accepted\":16}",
+                         "{\"op\":\"feedback\"}", "{\"op\":\"suggest\",\"context\":\"a\",\"decide\":1}",
+                         "{\"op\":\"suggest\",\"context\":\"a\",\"t_ms\":-3}"};
+    for (int i = 0; i < 5; i++) {
+        r = handle(p, 1, bad[i]);
+        CHECKF(r && strstr(r, "\"error\""), "%s -> %s", bad[i], r);
+        free(r);
+    }
+    /* decide:false answers exactly like a plain request. */
+    char *a = handle(p, 3, "{\"op\":\"suggest\",\"context\":\"I wo\"}");
+    char *b = handle(p, 4, "{\"op\":\"suggest\",\"context\":\"I wo\",\"decide\":false}");
+    json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL);
+    CHECK(json_equal(json_object_get(ja, "suggestions"), json_object_get(jb, "suggestions")));
+    CHECK(!json_object_get(jb, "shown"));
+    json_decref(ja), json_decref(jb), free(a), free(b);
+    proto_free(p);
+    laya_model_free(lm);
+    free(w);
+}
