@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/laya-sweep}
 TOKDIR=${TOKDIR:-.dev/tok}
-mkdir -p "$OUT" /tmp/laya-tok
+mkdir -p "$OUT" /tmp/laya-tok /tmp/runs
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader >"$OUT/gpu.txt" || true
 if [ -f "$TOKDIR/train.tokens.xz" ]; then xz -dc "$TOKDIR/train.tokens.xz" >/tmp/laya-tok/train.tokens
@@ -30,14 +30,14 @@ echo "$CONFIGS" | tr ';' '\n' | while read -r h d lr drop wd budget; do
     tail -n 2 "/tmp/runs/$name/log.csv" || true
 done
 # Back: every log, and each best checkpoint as f16 when it fits in 15 MiB,
-# else as q8 (group 64), split into 15 MiB parts where still larger.
-tar -C /tmp -czf "$OUT/logs.tgz" runs-*.log $(cd /tmp && ls -d runs/*/log.csv runs/*/*.png 2>/dev/null)
+# else as q8 (group 32), split into 15 MiB parts where still larger.
+(cd /tmp && tar -czf "$OUT/logs.tgz" runs-*.log runs/*/log.csv runs/*/*.png) || true
 for d in /tmp/runs/*/; do
     name=$(basename "$d")
     [ -f "$d/best.safetensors" ] || continue
     f="$d/best.safetensors"; ext=f16
     if [ "$(stat -c %s "$f")" -gt 15728640 ]; then
-        "$LAYA" quantize "$f" "$d/best-q8.safetensors" --bits 8 --group 64 >/dev/null
+        "$LAYA" quantize "$f" "$d/best-q8.safetensors" --bits 8 --group 32 >/dev/null || continue
         f="$d/best-q8.safetensors"; ext=q8
     fi
     if [ "$(stat -c %s "$f")" -gt 15728640 ]; then split -b 15M -d "$f" "$OUT/$name.$ext.safetensors.part"
