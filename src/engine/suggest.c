@@ -5,9 +5,15 @@
  * last bytes of a CJK run) constrains the first tokens: a token is allowed if
  * its bytes extend what remains of the tail (tok_extending) or are a proper
  * prefix of it (tok_prefixes). While constrained, only the allowed ids get
- * logits (model_logits_ids) and their softmax is taken among themselves, so a
- * probability is conditional on what was typed. Once the tail is matched,
- * full logits are used and every byte produced is suggestion text.
+ * logits (model_logits_ids), scored by the model's own probability (the
+ * node's full normaliser, not a softmax among the allowed ids): a split the
+ * model never saw in training, such as a CJK character cut into its bytes,
+ * then keeps the low probability the model gives it instead of being forced
+ * to certainty, and the canonical paths win the beam. The probability of the
+ * tail itself (the mass of every expansion that covers it) divides the
+ * candidates at the end, so a suggestion's probability is conditional on what
+ * was typed. Once the tail is matched, full logits are used and every byte
+ * produced is suggestion text.
  *
  * A beam's text becomes a candidate when the model expects a word to end
  * there: its probability is the beam's times the next-token mass that starts
@@ -185,6 +191,8 @@ typedef struct {
     int width;
     int np;                /* expansions in s->pool */
     int steps_left;        /* nodes this search may still visit (the budget) */
+    double pmass;          /* probability of the typed tail: the mass of every
+                              expansion that covers it (see expand_constrained) */
 } search;
 
 /* 1 iff lead + gen + add is valid UTF-8 so far (complete or not). */
@@ -271,12 +279,10 @@ static void expand_constrained(search *q, int bi) {
     }
     if (n == 0) return;
     float *lg = s->logits;
+    const node *nd = &s->nodes[b->node];
     if (b->node == ENGINE_NODES) {
-        /* The root: its full logits serve every tail typed on the same state. */
-        if (!s->root_logits_ok) {
-            model_logits(m, s->cur.y, s->root_logits);
-            s->root_logits_ok = 1;
-        }
+        /* The root: its full logits serve every tail typed on the same state
+         * (summarize_free computed them with its summary). */
         for (int i = 0; i < n; i++) lg[i] = s->root_logits[s->ids[i]];
     } else if (n > V / 4) {
         float *all = s->logits + V;
@@ -285,13 +291,14 @@ static void expand_constrained(search *q, int bi) {
     } else {
         model_logits_ids(m, s->nodes[b->node].c.y, s->ids, n, lg);
     }
-    float mx = lg[0];
-    for (int i = 1; i < n; i++) mx = lg[i] > mx ? lg[i] : mx;
-    double z = 0;
-    for (int i = 0; i < n; i++) z += exp((double)(lg[i] - mx));
-    double lz = (double)mx + log(z);
     int start = q->np;
-    for (int i = 0; i < n; i++) pool_add(q, start, bi, s->ids[i], b->lp + (double)lg[i] - lz);
+    for (int i = 0; i < n; i++) {
+        double lp = b->lp + (double)lg[i] - nd->lz;
+        size_t tn;
+        tok_bytes(tk, s->ids[i], &tn);
+        if (tn >= rn) q->pmass += exp(lp);
+        pool_add(q, start, bi, s->ids[i], lp);
+    }
 }
 
 /* The summary of a node's logits lg (V) that a free expansion needs: the
@@ -338,8 +345,9 @@ static void summarize(const laya_session *s, const float *lg, node *nd) {
     nd->has_sum = 1;
 }
 
-/* Summarizes the node of every beam that has matched the tail and whose
- * node lacks it: one batched logits product for all of them. */
+/* Summarizes the node of every beam whose node lacks it (constrained beams
+ * need the normaliser, matched ones everything): one batched logits product
+ * for all of them. */
 static void summarize_free(search *q, int nb) {
     laya_session *s = q->s;
     const int H = s->cfg.H;
@@ -347,7 +355,7 @@ static void summarize_free(search *q, int nb) {
     int idx[ENGINE_MAX_BEAM], n = 0;
     for (int i = 0; i < nb; i++) {
         const beam *b = &s->beams[0][i];
-        if (b->r < q->m || s->nodes[b->node].has_sum) continue;
+        if (s->nodes[b->node].has_sum && (b->node != ENGINE_NODES || s->root_logits_ok)) continue;
         int dup = 0;
         for (int j = 0; j < n; j++) dup |= idx[j] == b->node;
         if (dup) continue;
@@ -540,8 +548,11 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         if (nb == 0) break;
     }
 
+    /* Conditional on the typed tail (the ranking does not change). */
+    double norm = q.m > 0 && q.pmass > 0 ? 1.0 / q.pmass : 1.0;
     for (int i = 0; i < s->n_cand; i++) {
         candidate *c = &s->cand[i];
+        c->prob *= norm;
         double chars = (double)utf8_count(c->text, (size_t)c->len);
         c->score = c->prob * pow(chars, (double)s->ec.len_exp);
     }
