@@ -86,18 +86,19 @@ static void progress(void *vctx, const train_progress *p) {
     fflush(stderr);
 }
 
-/* loss.png from log.csv: train loss and each valid loss against tokens. */
-static void plot(const char *dir, int n_valid) {
+/* loss.png from log.csv: train loss and each valid loss against tokens.
+ * Returns 1 iff the plot was written. */
+static int plot(const char *dir, int n_valid) {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
         fprintf(stderr, "laya: gnuplot not found: no loss.png (install gnuplot-nox); log.csv has the numbers\n");
-        return;
+        return 0;
     }
     char script[PATH_MAX], cmd[PATH_MAX + 64];
     snprintf(script, sizeof script, "%s/loss.gp", dir);
     FILE *f = fopen(script, "w");
     if (!f) {
         fprintf(stderr, "laya: cannot write %s: %s\n", script, strerror(errno));
-        return;
+        return 0;
     }
     fprintf(f, "set terminal pngcairo size 900,560\nset output '%s/loss.png'\n", dir);
     fprintf(f, "set datafile separator ','\nset key top right\nset grid\n");
@@ -108,7 +109,11 @@ static void plot(const char *dir, int n_valid) {
     fprintf(f, "\n");
     fclose(f);
     snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", script);
-    if (system(cmd) != 0) fprintf(stderr, "laya: gnuplot failed: no loss.png\n");
+    if (system(cmd) != 0) {
+        fprintf(stderr, "laya: gnuplot failed: no loss.png\n");
+        return 0;
+    }
+    return 1;
 }
 
 int cmd_train(int argc, char **argv) {
@@ -211,8 +216,8 @@ int cmd_train(int argc, char **argv) {
     }
     if (bc.tty) fputc('\n', stderr);
     if (st != LAYA_OK) cli_die("training failed: %s%s%s", laya_status_str(st), *err ? ": " : "", err);
-    plot(o.out_dir, o.n_valid);
-    fprintf(stderr, "laya train: %s in %s (log.csv, best.safetensors, last.ckpt, loss.png)\n",
-            stop_flag ? "stopped; resume with --resume" : "done", o.out_dir);
+    int plotted = plot(o.out_dir, o.n_valid);
+    fprintf(stderr, "laya train: %s in %s (log.csv, best.safetensors, last.ckpt%s)\n",
+            stop_flag ? "stopped; resume with --resume" : "done", o.out_dir, plotted ? ", loss.png" : "");
     return 0;
 }
