@@ -12,6 +12,7 @@
  * Shape letters: R rows, C columns, N vectors. */
 #include "test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,4 +247,45 @@ TEST(kern_dispatch_override) {
     setenv("LAYA_KERN", "ref", 1);
     CHECK(strcmp(kern_get()->name, "ref") == 0);
     CHECK(kern_get() == &kern_table_ref);
+}
+
+/* The GRU gates of every table against the reference, over awkward H (the
+ * 8-lane loop and its scalar tail) and pre-activations from -40 to 40
+ * (saturated sigmoid and tanh included). The vector exp, sigmoid and tanh
+ * are within 4 ulp (vmath.h), so h moves by at most a few 1e-7; 1e-6
+ * absolute is the bound, while a wrong gate moves h by about 0.1. */
+static void check_gates(const kern_table *t) {
+    static const int hs[] = {1, 7, 8, 9, 16, 23, 384};
+    for (size_t k = 0; k < sizeof hs / sizeof hs[0]; k++) {
+        int H = hs[k], G = 3 * H;
+        float *gi = malloc(sizeof(float) * G), *gh = malloc(sizeof(float) * G);
+        float *bi = malloc(sizeof(float) * G), *bh = malloc(sizeof(float) * G);
+        float *h0 = malloc(sizeof(float) * H), *h1 = malloc(sizeof(float) * H);
+        float amp = k % 2 ? 20.0f : 2.0f;
+        for (int i = 0; i < G; i++) {
+            gi[i] = amp * frand();
+            gh[i] = amp * frand();
+            bi[i] = frand();
+            bh[i] = frand();
+        }
+        for (int i = 0; i < H; i++) h0[i] = h1[i] = frand();
+        kern_gru_gates_ref(H, gi, gh, bi, bh, h0);
+        t->gru_gates(H, gi, gh, bi, bh, h1);
+        for (int i = 0; i < H; i++)
+            CHECKF(fabsf(h0[i] - h1[i]) <= 1e-6f, "%s H=%d unit %d: %.9g vs ref %.9g", t->name, H, i,
+                   (double)h1[i], (double)h0[i]);
+        free(gi), free(gh), free(bi), free(bh), free(h0), free(h1);
+    }
+}
+
+TEST(kern_gru_gates_match_ref) {
+    const char *names[] = {"avx2", "avx512"};
+    int ran = 0;
+    for (int i = 0; i < 2; i++) {
+        const kern_table *t = kern_by_name(names[i]);
+        if (!t) continue;
+        check_gates(t);
+        ran++;
+    }
+    if (!ran) SKIP("this CPU has neither AVX2 nor AVX-512");
 }

@@ -32,6 +32,13 @@ typedef struct {
     void (*matmat)(const qmat *w, const float *x, int n, float *y);
     /* y[i] = W[rows[i]] . x for the listed rows only (logits of a few tokens). */
     void (*dot_rows)(const qmat *w, const int32_t *rows, int n, const float *x, float *y);
+    /* The GRU update of one layer, in place on h(H), from the gate products
+     * gi = W_ih x and gh = W_hh h (3H each: r, z, n; biases not added):
+     *   r = sigmoid(gi_r + b_ih_r + gh_r + b_hh_r), z likewise,
+     *   n = tanh(gi_n + b_ih_n + r (gh_n + b_hh_n)),  h = (1 - z) n + z h.
+     * The vector versions are within a few ulp of the reference (vmath.h). */
+    void (*gru_gates)(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
+                      float *h);
 } kern_table;
 
 /* The table chosen for this CPU (first call decides; thread-safe after). */

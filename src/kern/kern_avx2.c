@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "kern/quant.h"
+#include "kern/vmath.h"
 #include <string.h>
 
 #define INLINE static inline __attribute__((always_inline))
@@ -204,9 +205,29 @@ static void dot_rows(const qmat *w, const int32_t *rows, int n, const float *x, 
     kern_dot_rows_ref(w, rows, n, x, y);
 }
 
+void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
+                         float *h) {
+    int i = 0;
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (; i + 8 <= H; i += 8) {
+#define LD(p, o) _mm256_loadu_ps((p) + (o) + i)
+        __m256 r = vsigmoid(_mm256_add_ps(_mm256_add_ps(LD(gi, 0), LD(b_ih, 0)),
+                                          _mm256_add_ps(LD(gh, 0), LD(b_hh, 0))));
+        __m256 z = vsigmoid(_mm256_add_ps(_mm256_add_ps(LD(gi, H), LD(b_ih, H)),
+                                          _mm256_add_ps(LD(gh, H), LD(b_hh, H))));
+        __m256 n = vtanh(_mm256_add_ps(_mm256_add_ps(LD(gi, 2 * H), LD(b_ih, 2 * H)),
+                                       _mm256_mul_ps(r, _mm256_add_ps(LD(gh, 2 * H), LD(b_hh, 2 * H)))));
+        __m256 hv = LD(h, 0);
+#undef LD
+        _mm256_storeu_ps(h + i, _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(one, z), n), _mm256_mul_ps(z, hv)));
+    }
+    kern_gru_gates_span(H, i, gi, gh, b_ih, b_hh, h);  /* the last H % 8 units */
+}
+
 const kern_table kern_table_avx2 = {
     .name = "avx2",
     .matvec = matvec,
     .matmat = matmat,
     .dot_rows = dot_rows,
+    .gru_gates = kern_gru_gates_avx2,
 };

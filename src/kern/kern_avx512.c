@@ -193,4 +193,5 @@ const kern_table kern_table_avx512 = {
     .matvec = matvec,
     .matmat = matmat,
     .dot_rows = dot_rows,
+    .gru_gates = kern_gru_gates_avx2,  /* 8 lanes: the gates are a small share of a step */
 };

@@ -17,6 +17,14 @@
 void kern_matvec_ref(const qmat *w, const float *x, float *y);
 void kern_matmat_ref(const qmat *w, const float *x, int n, float *y);
 void kern_dot_rows_ref(const qmat *w, const int32_t *rows, int n, const float *x, float *y);
+void kern_gru_gates_ref(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
+                        float *h);
+/* The reference gates for units i0..H-1 only (the vector versions' tail). */
+void kern_gru_gates_span(int H, int i0, const float *gi, const float *gh, const float *b_ih,
+                         const float *b_hh, float *h);
+/* The 8-lane gates (kern_avx2.c), shared by the avx2 and avx512 tables. */
+void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
+                         float *h);
 
 /* ---- q8/q4: the activation side of the integer kernels ----
  *

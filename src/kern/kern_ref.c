@@ -121,9 +121,27 @@ void kern_dot_rows_ref(const qmat *w, const int32_t *rows, int n, const float *x
     for (int i = 0; i < n; i++) y[i] = row_dot_ref(w, rows[i], x);
 }
 
+static float sigmoid_ref(float a) { return 1.0f / (1.0f + expf(-a)); }
+
+void kern_gru_gates_span(int H, int i0, const float *gi, const float *gh, const float *b_ih,
+                         const float *b_hh, float *h) {
+    for (int i = i0; i < H; i++) {
+        float r = sigmoid_ref(gi[i] + b_ih[i] + gh[i] + b_hh[i]);
+        float z = sigmoid_ref(gi[H + i] + b_ih[H + i] + gh[H + i] + b_hh[H + i]);
+        float n = tanhf(gi[2 * H + i] + b_ih[2 * H + i] + r * (gh[2 * H + i] + b_hh[2 * H + i]));
+        h[i] = (1.0f - z) * n + z * h[i];
+    }
+}
+
+void kern_gru_gates_ref(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
+                        float *h) {
+    kern_gru_gates_span(H, 0, gi, gh, b_ih, b_hh, h);
+}
+
 const kern_table kern_table_ref = {
     .name = "ref",
     .matvec = kern_matvec_ref,
     .matmat = kern_matmat_ref,
     .dot_rows = kern_dot_rows_ref,
+    .gru_gates = kern_gru_gates_ref,
 };

@@ -33,17 +33,11 @@ size_t model_scratch_floats(const model_cfg *c) {
     return 8 * (size_t)c->H + 2 * (size_t)c->D + (size_t)c->W;
 }
 
-static float sigmoidf(float a) { return 1.0f / (1.0f + expf(-a)); }
-
 /* The GRU update of one layer from its two gate products gi = W_ih x and
- * gh = W_hh h (G each, biases not yet added): h (H) is updated in place. */
+ * gh = W_hh h (G each, biases not yet added): h (H) is updated in place
+ * (the kernel table's gates: 8 lanes where the CPU has them). */
 static void gru_update(const model_layer *ly, int H, const float *gi, const float *gh, float *h) {
-    for (int i = 0; i < H; i++) {
-        float r = sigmoidf(gi[i] + ly->b_ih[i] + gh[i] + ly->b_hh[i]);
-        float z = sigmoidf(gi[H + i] + ly->b_ih[H + i] + gh[H + i] + ly->b_hh[H + i]);
-        float n = tanhf(gi[2 * H + i] + ly->b_ih[2 * H + i] + r * (gh[2 * H + i] + ly->b_hh[2 * H + i]));
-        h[i] = (1.0f - z) * n + z * h[i];
-    }
+    kern_get()->gru_gates(H, gi, gh, ly->b_ih, ly->b_hh, h);
 }
 
 /* Attention of query q (D) over the ring kr/vr (W, D) of one layer, whose

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "train/train_gemm.h"
-#include "train/train_vmath.h"
+#include "kern/vmath.h"
 
 /* Lanes 0..k-1 of 8 (k may exceed 8). */
 static inline __m256i first(int k) {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "train/train_vmath.h"
+#include "kern/vmath.h"
 
 /* Element-wise loops smaller than this run on one thread: a parallel region
  * costs a few microseconds. */
@@ -274,7 +274,7 @@ static double softmax_row(float *p, int V, float *mx_out) {
     return sum;
 }
 
-/* Exp in softmax rows is train_vmath.h's vexp (2 ulp), the tail libm's. */
+/* Exp in softmax rows is kern/vmath.h's vexp (2 ulp), the tail libm's. */
 double train_xent_fwd(const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
                       int32_t skip, float *probs, int64_t *count, float *row_loss) {
     train_sgemm(0, 1, N, V, H, 1.0f, y, H, emb, H, 0.0f, probs, V);

@@ -33,7 +33,7 @@ void train_sgemm_ref(int ta, int tb, int M, int N, int K, float alpha, const flo
  * resumed run) agree without storing masks, in any thread order. */
 int train_dropout_keep(uint64_t seed, uint64_t salt, size_t i, float p);
 
-/* The 8-lane exp, sigmoid, tanh of train_vmath.h over an array (which = 0,
+/* The 8-lane exp, sigmoid, tanh of kern/vmath.h over an array (which = 0,
  * 1, 2), so tests can check them against libm. */
 void train_vmath_apply(int which, size_t n, const float *x, float *y);
 

@@ -1,7 +1,8 @@
-/* train_vmath.h - 8-lane exp, sigmoid and tanh for the trainer's element-wise
- * loops (AVX2+FMA; every train file is built for x86-64-v3).
+/* vmath.h - 8-lane exp, sigmoid and tanh (AVX2+FMA) for the trainer's
+ * element-wise loops (every train file is built for x86-64-v3) and the
+ * keystroke path's GRU gates (kern_avx2.c, kern_avx512.c).
  *
- * Numerics (checked against double libm by tests/test_train_vmath.c over
+ * Numerics (checked against double libm by tests/test_vmath.c over
  * [-100, 100]): vexp is exp(x) within 2 ulp for x in [-87.3, 88.7]; below
  * it returns 0, above +inf. It reduces x = n ln2 + r with ln2 split in two
  * (r exact to 1 ulp), |r| <= ln2/2, and a degree-7 minimax polynomial
@@ -9,8 +10,8 @@
  * vtanh: x + x^3 P(x^2) for |x| < 0.625 (Cephes' tanhf), else
  * 1 - 2/(exp(2|x|) + 1) with the sign of x; within 2 ulp (absolute error
  * < 1.2e-7). The scalar libm functions are their specification. */
-#ifndef LAYA_TRAIN_VMATH_H
-#define LAYA_TRAIN_VMATH_H
+#ifndef LAYA_KERN_VMATH_H
+#define LAYA_KERN_VMATH_H
 
 #include <immintrin.h>
 

@@ -1,6 +1,6 @@
-/* test_train_vmath.c - the trainer's vector exp, sigmoid and tanh against
+/* test_vmath.c - the trainer's vector exp, sigmoid and tanh against
  * double libm over [-100, 100] (every float step of 1.7e-4, plus special
- * values), within the ulp bounds train_vmath.h states; and once, that the
+ * values), within the ulp bounds kern/vmath.h states; and once, that the
  * check catches a function that is off by 8 ulp. */
 #include "test.h"
 
