@@ -17,6 +17,13 @@ const char *cli_model_path(const char *explicit_path);
 /* Loads the model or dies with the loader's detailed message. */
 laya_model *cli_load_model(const char *explicit_path);
 
+/* The integer in v for option opt, or die naming opt, the range and v
+ * (v NULL: the option had no value). */
+long cli_int(const char *opt, const char *v, long lo, long hi);
+
+/* Seconds on the monotonic clock (for durations). */
+double cli_now_s(void);
+
 /* Each subcommand: argv[0] is the subcommand name. Returns the exit status. */
 int cmd_complete(int argc, char **argv);
 int cmd_type(int argc, char **argv);

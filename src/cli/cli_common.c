@@ -1,11 +1,13 @@
 /* cli_common.c - model lookup and fatal errors for the `laya` program. */
 #include "cli.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef LAYA_PREFIX
@@ -20,6 +22,21 @@ _Noreturn void cli_die(const char *fmt, ...) {
     va_end(ap);
     fputc('\n', stderr);
     exit(1);
+}
+
+long cli_int(const char *opt, const char *v, long lo, long hi) {
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || errno || end == v || *end || x < lo || x > hi)
+        cli_die("%s expects a whole number in %ld..%ld, got '%s'", opt, lo, hi, v ? v : "(nothing)");
+    return x;
+}
+
+double cli_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 const char *cli_model_path(const char *explicit_path) {

@@ -28,12 +28,6 @@
 #include "engine/utf8.h"
 #include "kern/kern.h"
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya bench [--model PATH] [--kb N] [--beam N] [--max-tokens N] [--max-steps N]\n"
@@ -41,15 +35,6 @@ static void usage(FILE *f) {
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
             "model steps per keystroke, cold start, peak memory; one thread. TEXT defaults to the\n"
             "first N KB (default 8) of data/corpus/{en,zh}/valid.txt, else bench/texts/*.txt.\n");
-}
-
-static int parse_int(const char *opt, const char *v, int lo, int hi) {
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x < lo || x > hi)
-        cli_die("%s expects an integer in %d..%d, got '%s'", opt, lo, hi, v ? v : "(nothing)");
-    return (int)x;
 }
 
 /* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
@@ -100,10 +85,10 @@ static void run_text(laya_model *m, const engine_cfg *cfg, const char *name, con
         laya_suggestion out[3];
         int n = 0;
         uint64_t before = engine_steps(s) + engine_search_steps(s);
-        double t0 = now_s();
+        double t0 = cli_now_s();
         st = laya_session_set_context(s, text, i);
         if (st == LAYA_OK) st = laya_suggest(s, 3, out, &n);
-        ms[k++] = 1e3 * (now_s() - t0);
+        ms[k++] = 1e3 * (cli_now_s() - t0);
         if (st != LAYA_OK) cli_die("%s: keystroke %zu: %s", name, k, laya_status_str(st));
         uint64_t used = engine_steps(s) + engine_search_steps(s) - before;
         if (used > worst_steps) worst_steps = used;
@@ -136,7 +121,7 @@ static long vm_hwm_kb(void) {
  * *rss_kb: its peak resident set. Returns seconds, or -1. */
 static double spawn_complete(const char *model_path, long *rss_kb) {
     fflush(stdout);
-    double t0 = now_s();
+    double t0 = cli_now_s();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -149,11 +134,11 @@ static double spawn_complete(const char *model_path, long *rss_kb) {
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
     *rss_kb = ru.ru_maxrss;
-    return now_s() - t0;
+    return cli_now_s() - t0;
 }
 
 int cmd_bench(int argc, char **argv) {
-    double t_start = now_s();
+    double t_start = cli_now_s();
     const char *model_arg = NULL;
     const char *texts[16];
     int nt = 0, kb = 8;
@@ -168,16 +153,16 @@ int cmd_bench(int argc, char **argv) {
             model_arg = v;
             i++;
         } else if (!strcmp(a, "--kb")) {
-            kb = parse_int(a, v, 0, 1 << 20);
+            kb = (int)cli_int(a, v, 0, 1 << 20);
             i++;
         } else if (!strcmp(a, "--beam")) {
-            cfg.beam = parse_int(a, v, 1, ENGINE_MAX_BEAM);
+            cfg.beam = (int)cli_int(a, v, 1, ENGINE_MAX_BEAM);
             i++;
         } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = parse_int(a, v, 1, 64);
+            cfg.max_tokens = (int)cli_int(a, v, 1, 64);
             i++;
         } else if (!strcmp(a, "--max-steps")) {
-            cfg.max_steps = parse_int(a, v, 1, ENGINE_MAX_STEPS);
+            cfg.max_steps = (int)cli_int(a, v, 1, ENGINE_MAX_STEPS);
             i++;
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
@@ -190,7 +175,7 @@ int cmd_bench(int argc, char **argv) {
     const char *model_path = cli_model_path(model_arg);
 
     /* In-process cold start: model load, session, first suggestion. */
-    double t0 = now_s();
+    double t0 = cli_now_s();
     laya_model *m = cli_load_model(model_path);
     laya_session *s = NULL;
     laya_suggestion out[3];
@@ -198,7 +183,7 @@ int cmd_bench(int argc, char **argv) {
     if (laya_session_new(m, &s) != LAYA_OK || laya_session_set_context(s, "Best re", 7) != LAYA_OK ||
         laya_suggest(s, 3, out, &n) != LAYA_OK)
         cli_die("cannot run a first suggestion");
-    double t_first = now_s() - t0, t_proc = now_s() - t_start;
+    double t_first = cli_now_s() - t0, t_proc = cli_now_s() - t_start;
     laya_session_free(s);
 
     const model_cfg *c = &engine_model(m)->cfg;

@@ -21,15 +21,6 @@ static void usage(FILE *f) {
             "the probability, then the exact text to insert, quoted. TEXT - reads stdin.\n");
 }
 
-static int parse_int(const char *opt, const char *v, int lo, int hi) {
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x < lo || x > hi)
-        cli_die("%s expects an integer in %d..%d, got '%s'", opt, lo, hi, v ? v : "(nothing)");
-    return (int)x;
-}
-
 /* s quoted as a C/JSON string: a leading space or a tab stays visible. */
 static void print_quoted(const char *s, size_t n) {
     putchar('"');
@@ -77,18 +68,18 @@ int cmd_complete(int argc, char **argv) {
             model_path = v;
             i++;
         } else if (!strcmp(a, "-k")) {
-            k = parse_int(a, v, 1, ENGINE_MAX_K);
+            k = (int)cli_int(a, v, 1, ENGINE_MAX_K);
             i++;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--beam")) {
-            cfg.beam = parse_int(a, v, 1, ENGINE_MAX_BEAM);
+            cfg.beam = (int)cli_int(a, v, 1, ENGINE_MAX_BEAM);
             i++;
         } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = parse_int(a, v, 1, 64);
+            cfg.max_tokens = (int)cli_int(a, v, 1, 64);
             i++;
         } else if (!strcmp(a, "--max-words")) {
-            cfg.max_words = parse_int(a, v, 1, 64);
+            cfg.max_words = (int)cli_int(a, v, 1, 64);
             i++;
         } else if (!strcmp(a, "--")) {
             if (i + 1 < argc) text = argv[++i];

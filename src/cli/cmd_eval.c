@@ -73,12 +73,6 @@ typedef struct {
     sim_stats (*ss)[2][2];
 } eval_run;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void samples_add(samples *s, double x) {
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 4096;
@@ -266,7 +260,7 @@ static void score(eval_run *ev, eval_engine *e, int ti) {
 /* ---- one pass of the typist over one text -------------------------------- */
 
 static void progress(eval_run *ev, const text *t, int k, size_t pos_chars, const pass_stats *ps) {
-    double now = now_s();
+    double now = cli_now_s();
     if (now - ev->last_progress < 3.0) return;
     ev->last_progress = now;
     fprintf(stderr, "laya eval: %s k=%d: %zu/%zu chars, %s so far %.3f\n", t->path, k, pos_chars,
@@ -349,7 +343,7 @@ static void type_text(eval_run *ev, eval_engine *e, int ti, int k, int first_pas
 static void run_pass(eval_run *ev, int pass) {
     int k = ev->ks[pass];
     eval_engine e;
-    double t0 = now_s();
+    double t0 = cli_now_s();
     engine_start(ev, &e);
     /* Cold start: process start to the first suggestion (empty context). */
     json_t *r0 = ask(&e, json_pack("{s:s,s:s,s:s,s:i}", "op", "suggest", "session", "eval-cold",
@@ -357,7 +351,7 @@ static void run_pass(eval_run *ev, int pass) {
     if (reply_error(r0) || !json_is_array(json_object_get(r0, "suggestions")))
         cli_die("engine %s did not answer a first suggest request properly: %s", e.desc,
                 reply_error(r0) ? reply_error(r0) : "no \"suggestions\" array");
-    samples_add(&ev->cold_ms, (now_s() - t0) * 1e3);
+    samples_add(&ev->cold_ms, (cli_now_s() - t0) * 1e3);
     json_decref(r0);
     json_decref(ask(&e, json_pack("{s:s,s:s}", "op", "reset", "session", "eval-cold"), NULL));
     ev->commit_ok = 1;
@@ -718,15 +712,6 @@ static void usage(FILE *f) {
         "shown, accepted and precision with the decision off and on (--decide both).\n");
 }
 
-static long parse_num(const char *opt, const char *v, long lo, long hi) {
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || *end || end == v || x < lo || x > hi)
-        cli_die("%s needs a whole number in %ld..%ld (got '%s')", opt, lo, hi, v ? v : "");
-    return x;
-}
-
 int cmd_eval(int argc, char **argv) {
     eval_run ev = {.ks = {3, 1}, .commit = 1, .timeout_ms = 30000, .score_ok = 1};
     const char *lang = "auto", *decide_opt = NULL;
@@ -746,11 +731,11 @@ int cmd_eval(int argc, char **argv) {
             if (!v) cli_die("--model needs a path");
             ev.model = v, i++;
         } else if (!strcmp(a, "--k") || !strcmp(a, "-k")) {
-            ev.ks[0] = (int)parse_num(a, v, 1, 16), i++;
+            ev.ks[0] = (int)cli_int(a, v, 1, 16), i++;
         } else if (!strcmp(a, "--max-chars")) {
-            max_chars = parse_num(a, v, 1, LONG_MAX), i++;
+            max_chars = cli_int(a, v, 1, LONG_MAX), i++;
         } else if (!strcmp(a, "--timeout-ms")) {
-            ev.timeout_ms = (int)parse_num(a, v, 1, 3600000), i++;
+            ev.timeout_ms = (int)cli_int(a, v, 1, 3600000), i++;
         } else if (!strcmp(a, "--lang")) {
             if (!v || (strcmp(v, "en") && strcmp(v, "zh") && strcmp(v, "auto")))
                 cli_die("--lang is en, zh or auto (got '%s')", v ? v : "");
@@ -762,7 +747,7 @@ int cmd_eval(int argc, char **argv) {
         } else if (!strcmp(a, "--sim")) {
             ev.sim = 1;
         } else if (!strcmp(a, "--seed")) {
-            ev.seed = (uint64_t)parse_num(a, v, 0, LONG_MAX), i++;
+            ev.seed = (uint64_t)cli_int(a, v, 0, LONG_MAX), i++;
         } else if (!strcmp(a, "--decide")) {
             if (!v || (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "both")))
                 cli_die("--decide is on, off or both (got '%s')", v ? v : "");
@@ -792,7 +777,7 @@ int cmd_eval(int argc, char **argv) {
         text_load(&ev.texts[i], paths[i], (size_t)max_chars, &cjk, &nonspace);
     ev.zh = !strcmp(lang, "zh") || (!strcmp(lang, "auto") && cjk * 10 > nonspace * 3);
 
-    ev.last_progress = now_s();
+    ev.last_progress = cli_now_s();
     if (decide_opt && !ev.sim) cli_die("--decide needs --sim (the decision is driven by the typist's timing)");
     if (ev.sim) {
         ev.decide[0] = !decide_opt || strcmp(decide_opt, "on");

@@ -47,15 +47,6 @@ static void usage(FILE *f) {
             STDIO_MAX_LINE, STDIO_SESSIONS, SOCKET_SESSIONS);
 }
 
-static long parse_int(const char *opt, const char *v, long lo, long hi) {
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x < lo || x > hi)
-        cli_die("%s expects an integer in %ld..%ld, got '%s'", opt, lo, hi, v ? v : "(nothing)");
-    return x;
-}
-
 /* Writes one reply line (from proto_feed, which coalesces stale suggests
  * among the lines of one read); a closed stdout ends the server quietly. */
 static void stdio_reply(void *ctx, const char *r) {
@@ -104,22 +95,22 @@ int cmd_serve(int argc, char **argv) {
             model_path = v;
             i++;
         } else if (!strcmp(a, "--max-sessions")) {
-            max_sessions = (int)parse_int(a, v, 1, 100000);
+            max_sessions = (int)cli_int(a, v, 1, 100000);
             i++;
         } else if (!strcmp(a, "--max-line")) {
-            scfg.max_line = (size_t)parse_int(a, v, 64, 64L << 20);
+            scfg.max_line = (size_t)cli_int(a, v, 64, 64L << 20);
             i++;
         } else if (!strcmp(a, "--max-clients")) {
-            scfg.max_clients = (int)parse_int(a, v, 1, 100000);
+            scfg.max_clients = (int)cli_int(a, v, 1, 100000);
             i++;
         } else if (!strcmp(a, "--beam")) {
-            cfg.beam = (int)parse_int(a, v, 1, ENGINE_MAX_BEAM);
+            cfg.beam = (int)cli_int(a, v, 1, ENGINE_MAX_BEAM);
             i++;
         } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = (int)parse_int(a, v, 1, 64);
+            cfg.max_tokens = (int)cli_int(a, v, 1, 64);
             i++;
         } else if (!strcmp(a, "--max-words")) {
-            cfg.max_words = (int)parse_int(a, v, 1, 64);
+            cfg.max_words = (int)cli_int(a, v, 1, 64);
             i++;
         } else {
             usage(stderr);

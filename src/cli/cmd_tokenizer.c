@@ -19,12 +19,6 @@
 
 enum { BLOCK = 4 << 20 };
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya tokenizer train [--vocab 8192] [-o models/tokenizer.tok] FILES...\n"
@@ -50,7 +44,7 @@ typedef struct {
 /* One rewritten line on stderr: percent, merges/s and ETA once merging. */
 static void on_progress(void *vctx, double frac, const char *what) {
     progress_ctx *p = vctx;
-    double t = now_s();
+    double t = cli_now_s();
     if (t - p->last < 0.25 && frac < 1.0) return;
     p->last = t;
     char rate[96] = "";
@@ -85,7 +79,7 @@ static int cmd_train_tok(int argc, char **argv) {
     if (!nf) cli_die("tokenizer train: no training files (laya tokenizer train [--vocab N] [-o OUT] FILES...)");
     for (int i = 0; i < nf; i++)
         if (access(files[i], R_OK) != 0) cli_die("cannot read training file '%s': %s", files[i], strerror(errno));
-    progress_ctx p = {now_s(), 0, 0, vocab - TOK_FIRST_MERGE};
+    progress_ctx p = {cli_now_s(), 0, 0, vocab - TOK_FIRST_MERGE};
     tok *t = NULL;
     char err[512] = "";
     laya_status st = tok_train(files, nf, vocab, on_progress, &p, &t, err, sizeof err);
@@ -96,7 +90,7 @@ static int cmd_train_tok(int argc, char **argv) {
         fprintf(stderr, "note: only %d tokens: no pair left that occurs at least twice\n", (int)tok_vocab_size(t));
     st = tok_save_file(t, out, err, sizeof err);
     if (st != LAYA_OK) cli_die("%s", err);
-    fprintf(stderr, "wrote %s: %d tokens in %.1fs\n", out, (int)tok_vocab_size(t), now_s() - p.t0);
+    fprintf(stderr, "wrote %s: %d tokens in %.1fs\n", out, (int)tok_vocab_size(t), cli_now_s() - p.t0);
     tok_free(t);
     return 0;
 }
@@ -126,7 +120,7 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
     uint16_t bos = TOK_BOS;
     fwrite(&bos, 2, 1, fo);
     size_t have = 0, consumed = 0;
-    double t0 = now_s();
+    double t0 = cli_now_s();
     for (;;) {
         size_t got = fread(buf + have, 1, BLOCK, fi);
         if (ferror(fi)) cli_die("error reading '%s'", in);
@@ -143,7 +137,7 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
         have -= upto;
         if (total > 0)
             fprintf(stderr, "\rencoding %s: %5.1f%%  %.1f MB/s\033[K", in, 100.0 * (double)consumed / (double)total,
-                    (double)consumed / 1e6 / (now_s() - t0 + 1e-9));
+                    (double)consumed / 1e6 / (cli_now_s() - t0 + 1e-9));
         if (eof) break;
     }
     fclose(fi);
@@ -216,9 +210,9 @@ static int cmd_info(const char *tokpath, int argc, char **argv) {
         if (!b || !ids) cli_die("out of memory for '%s' (%ld bytes)", argv[0], n);
         if (fread(b, 1, (size_t)n, f) != (size_t)n) cli_die("error reading '%s'", argv[0]);
         fclose(f);
-        double t0 = now_s();
+        double t0 = cli_now_s();
         size_t k = tok_encode(t, b, (size_t)n, ids, (size_t)n + 1);
-        double el = now_s() - t0;
+        double el = cli_now_s() - t0;
         printf("text         %s: %ld bytes, %zu tokens, %.3f bytes/token (encoded at %.1f MB/s)\n", argv[0], n,
                k, k ? (double)n / (double)k : 0.0, (double)n / 1e6 / (el + 1e-9));
         free(b);

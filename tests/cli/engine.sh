@@ -69,7 +69,7 @@ expect_fail() {  # name, expected stderr fragment, command...
 expect_fail "complete refuses non-UTF-8" "not valid UTF-8" "$LAYA" complete --model "$M" "$(printf 'ab\377')"
 expect_fail "complete: missing model" "cannot load model" "$LAYA" complete --model "$T/nope.safetensors" "hi"
 expect_fail "complete: bad option" "unknown option" "$LAYA" complete --model "$M" --frobnicate "hi"
-expect_fail "complete: -k out of range" "expects an integer" "$LAYA" complete --model "$M" -k 17 "hi"
+expect_fail "complete: -k out of range" "expects a whole number" "$LAYA" complete --model "$M" -k 17 "hi"
 expect_fail "complete: missing text" "missing TEXT" "$LAYA" complete --model "$M"
 expect_fail "complete: two texts" "one TEXT" "$LAYA" complete --model "$M" "a" "b"
 printf 'not a model' >"$T/junk.safetensors"

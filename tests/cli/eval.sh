@@ -100,7 +100,7 @@ else
     grep -q "cannot open text" "$T/err" && ok "missing text file" || { bad "missing text file"; cat "$T/err"; }
 fi
 if "$LAYA" eval "$T/a.txt" --k 0 2>"$T/err"; then bad "bad --k"; else
-    grep -q -- "--k needs" "$T/err" && ok "bad --k" || { bad "bad --k"; cat "$T/err"; }
+    grep -q -- "--k expects a whole number" "$T/err" && ok "bad --k" || { bad "bad --k"; cat "$T/err"; }
 fi
 
 # --sim: the simulated typist (typos, corrections, timing) against the oracle,
