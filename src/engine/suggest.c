@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "engine/utf8.h"
+#include "kern/kern.h"
 
 /* ---- per-token flags ---- */
 
@@ -307,23 +308,12 @@ static void expand_constrained(search *q, int bi) {
  * ENGINE_TOPN highest tokens that may be generated. */
 static void summarize(const laya_session *s, const float *lg, node *nd) {
     const uint8_t *fl = s->lm->tflags;
-    const float *wz = s->wz, *wend = s->wend;
     int32_t V = s->cfg.V;
-    float mx = -INFINITY;
-    for (int32_t i = 0; i < V; i++) {
-        float v = wz[i] > 0 ? lg[i] : -INFINITY;
-        mx = v > mx ? v : mx;
-    }
     /* Terms below e^-40 of the largest are dropped: at most V e^-40 < 1e-13
-     * of the sum for any V <= 65536. expf: within 1 ulp. */
-    double z = 0, zend = 0;
-    for (int32_t i = 0; i < V; i++) {
-        float d = lg[i] - mx;
-        if (!(d > -40.0f)) continue;
-        float e = expf(d);
-        z += (double)(wz[i] * e);
-        zend += (double)(wend[i] * e);
-    }
+     * of the sum for any V <= 65536 (kern.h: logit_mass). */
+    float mx;
+    double z, zend;
+    kern_get()->logit_mass(lg, s->wz, s->wend, V, &mx, &z, &zend);
     nd->lz = (double)mx + log(z);
     nd->pend = zend / z;
     /* Best tokens: a short sorted list over one scan of the logits. */

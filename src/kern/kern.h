@@ -39,6 +39,14 @@ typedef struct {
      * The vector versions are within a few ulp of the reference (vmath.h). */
     void (*gru_gates)(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
                       float *h);
+    /* The mass of logits lg(n) under 0/1 weights w(n) and e(n) (e[i] <= w[i]):
+     *   *mx = max of lg[i] over w[i] > 0 (-inf if none),
+     *   *z = sum_i w[i] exp(lg[i] - mx),  *ze = sum_i e[i] exp(lg[i] - mx),
+     * terms with lg[i] - mx <= -40 dropped (below 1e-17 each). The search's
+     * normaliser and word-end mass of a node. Sums in double; the vector
+     * versions' exp is within 2 ulp (vmath.h). */
+    void (*logit_mass)(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
+                       double *ze);
 } kern_table;
 
 /* The table chosen for this CPU (first call decides; thread-safe after). */

@@ -14,6 +14,7 @@
 
 #include "kern/quant.h"
 #include "kern/vmath.h"
+#include <math.h>
 #include <string.h>
 
 #define INLINE static inline __attribute__((always_inline))
@@ -224,10 +225,55 @@ void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b
     kern_gru_gates_span(H, i, gi, gh, b_ih, b_hh, h);  /* the last H % 8 units */
 }
 
+void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
+                          double *ze) {
+    const __m256 ninf = _mm256_set1_ps(-INFINITY), zero = _mm256_setzero_ps();
+    __m256 m8 = ninf;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 keep = _mm256_cmp_ps(_mm256_loadu_ps(w + i), zero, _CMP_GT_OQ);
+        m8 = _mm256_max_ps(m8, _mm256_blendv_ps(ninf, _mm256_loadu_ps(lg + i), keep));
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m8);
+    float m = -INFINITY;
+    for (int k = 0; k < 8; k++) m = lanes[k] > m ? lanes[k] : m;
+    for (int k = i; k < n; k++)
+        if (w[k] > 0 && lg[k] > m) m = lg[k];
+    /* Products in f32 as the reference forms them, each widened to double
+     * and summed in 4 double lanes per sum. */
+    const __m256 mv = _mm256_set1_ps(m), cut = _mm256_set1_ps(-40.0f);
+    __m256d z0 = _mm256_setzero_pd(), z1 = z0, e0 = z0, e1 = z0;
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(lg + i), mv);
+        __m256 x = _mm256_and_ps(vexp(d), _mm256_cmp_ps(d, cut, _CMP_GT_OQ));
+        __m256 pz = _mm256_mul_ps(_mm256_loadu_ps(w + i), x), pe = _mm256_mul_ps(_mm256_loadu_ps(e + i), x);
+        z0 = _mm256_add_pd(z0, _mm256_cvtps_pd(_mm256_castps256_ps128(pz)));
+        z1 = _mm256_add_pd(z1, _mm256_cvtps_pd(_mm256_extractf128_ps(pz, 1)));
+        e0 = _mm256_add_pd(e0, _mm256_cvtps_pd(_mm256_castps256_ps128(pe)));
+        e1 = _mm256_add_pd(e1, _mm256_cvtps_pd(_mm256_extractf128_ps(pe, 1)));
+    }
+    double dz[4], de[4];
+    _mm256_storeu_pd(dz, _mm256_add_pd(z0, z1));
+    _mm256_storeu_pd(de, _mm256_add_pd(e0, e1));
+    double sz = (dz[0] + dz[1]) + (dz[2] + dz[3]), se = (de[0] + de[1]) + (de[2] + de[3]);
+    for (; i < n; i++) {
+        float d = lg[i] - m;
+        if (!(d > -40.0f)) continue;
+        float x = expf(d);
+        sz += (double)(w[i] * x);
+        se += (double)(e[i] * x);
+    }
+    *mx = m;
+    *z = sz;
+    *ze = se;
+}
+
 const kern_table kern_table_avx2 = {
     .name = "avx2",
     .matvec = matvec,
     .matmat = matmat,
     .dot_rows = dot_rows,
     .gru_gates = kern_gru_gates_avx2,
+    .logit_mass = kern_logit_mass_avx2,
 };

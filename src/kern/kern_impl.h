@@ -22,6 +22,11 @@ void kern_gru_gates_ref(int H, const float *gi, const float *gh, const float *b_
 /* The reference gates for units i0..H-1 only (the vector versions' tail). */
 void kern_gru_gates_span(int H, int i0, const float *gi, const float *gh, const float *b_ih,
                          const float *b_hh, float *h);
+void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
+                         double *ze);
+/* The 8-lane logit mass (kern_avx2.c), shared by the avx2 and avx512 tables. */
+void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
+                          double *ze);
 /* The 8-lane gates (kern_avx2.c), shared by the avx2 and avx512 tables. */
 void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
                          float *h);

@@ -138,10 +138,31 @@ void kern_gru_gates_ref(int H, const float *gi, const float *gh, const float *b_
     kern_gru_gates_span(H, 0, gi, gh, b_ih, b_hh, h);
 }
 
+void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
+                         double *ze) {
+    float m = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        float v = w[i] > 0 ? lg[i] : -INFINITY;
+        m = v > m ? v : m;
+    }
+    double sz = 0, se = 0;
+    for (int i = 0; i < n; i++) {
+        float d = lg[i] - m;
+        if (!(d > -40.0f)) continue;
+        float x = expf(d);
+        sz += (double)(w[i] * x);
+        se += (double)(e[i] * x);
+    }
+    *mx = m;
+    *z = sz;
+    *ze = se;
+}
+
 const kern_table kern_table_ref = {
     .name = "ref",
     .matvec = kern_matvec_ref,
     .matmat = kern_matmat_ref,
     .dot_rows = kern_dot_rows_ref,
     .gru_gates = kern_gru_gates_ref,
+    .logit_mass = kern_logit_mass_ref,
 };
