@@ -2,12 +2,13 @@
 # tests/cli/eval.sh - `laya eval` against tests/cli/fake_engine.py, an oracle
 # whose suggestions are known, so every figure below was computed by hand:
 #  "the cat sat" (11 chars). k=3: "the cat " then "sat": 2 keystrokes, KSR
-#  9/11; k=1: "the ", "cat ", "sat": 3 keystrokes, KSR 8/11. Next word at the
-#  one word start visited (before "sat"): hit.
+#  9/11; k=1: "the ", "cat ", "sat": 3 keystrokes, KSR 8/11. Next word at
+#  every word start of the text (before "cat" and "sat"): hits.
 #  "café au lait\n東京 ok" (18 chars). k=3: "café au ", "lait\n東京 ", "ok":
-#  KSR 15/18; k=1: 5 keystrokes, KSR 13/18; both word starts hit.
+#  KSR 15/18; k=1: 5 keystrokes, KSR 13/18; its 4 word starts hit.
 #  --wrong-at-start on "the cat sat": k=3: q t(he cat ) q s(at): 4 keystrokes,
-#  2 of 4 shown suggestions accepted; k=1: 6 keystrokes; next word misses.
+#  2 of 4 shown suggestions accepted; k=1: 6 keystrokes; next word misses
+#  at both word starts.
 # Ends with "N passed, N failed".
 BUILD=${BUILD:-build}
 LAYA=${LAYA:-$BUILD/laya}
@@ -42,7 +43,7 @@ check "KSR@3 text b (newline, UTF-8)" "$T/o1.json" "$(near "$B[\"passes\"][0][\"
 check "KSR@1 text b" "$T/o1.json" "$(near "$B[\"passes\"][1][\"ksr\"]" 13/18)"
 check "KSR over all texts" "$T/o1.json" "$(near "$ALL[\"passes\"][0][\"ksr\"]" 24/29) and $(near "$ALL[\"passes\"][1][\"ksr\"]" 21/29)"
 check "precision 1 when every shown suggestion is taken" "$T/o1.json" "$ALL[\"passes\"][0][\"precision\"] == 1 and $ALL[\"passes\"][0][\"shown\"] == 5"
-check "next word at word starts" "$T/o1.json" "$ALL[\"next_word\"] == {\"word_starts\": 3, \"top1\": 1.0, \"topk\": 1.0}"
+check "next word at word starts" "$T/o1.json" "$ALL[\"next_word\"] == {\"word_starts\": 6, \"top1\": 1.0, \"topk\": 1.0}"
 check "bits per byte from score" "$T/o1.json" "$(near "$A[\"bpb\"]" 2) and $(near "$ALL[\"bpb\"]" 2)"
 check "engine-reported latency" "$T/o1.json" "j[\"latency\"][\"engine_us\"][\"p50\"] == 7 and j[\"latency\"][\"engine_us\"][\"max\"] == 7"
 check "round trip and cold start measured" "$T/o1.json" "j[\"latency\"][\"rtt_us\"][\"n\"] == 5 + 8 and j[\"latency\"][\"rtt_us\"][\"p50\"] > 0 and j[\"latency\"][\"cold_start_ms\"][\"n\"] == 2"
@@ -61,7 +62,7 @@ fi
     >"$T/o2.json" 2>"$T/e2" || { bad "eval runs (wrong at start)"; cat "$T/e2"; }
 check "KSR with wrong word-start guesses" "$T/o2.json" "$(near "$A[\"passes\"][0][\"ksr\"]" 7/11) and $(near "$A[\"passes\"][1][\"ksr\"]" 5/11)"
 check "precision counts shown but ignored suggestions" "$T/o2.json" "$A[\"passes\"][0][\"shown\"] == 4 and $A[\"passes\"][0][\"accepted\"] == 2 and $(near "$A[\"passes\"][0][\"precision\"]" 0.5)"
-check "next word misses counted" "$T/o2.json" "$A[\"next_word\"][\"top1\"] == 0 and $A[\"next_word\"][\"word_starts\"] == 1"
+check "next word misses counted" "$T/o2.json" "$A[\"next_word\"][\"top1\"] == 0 and $A[\"next_word\"][\"word_starts\"] == 2"
 check "no score op: bpb is null" "$T/o2.json" "$A[\"bpb\"] is None"
 grep -q 'bits per byte: n/a' "$T/e2" && ok "no score op is reported" || { bad "no score op is reported"; cat "$T/e2"; }
 

@@ -72,7 +72,9 @@ def main():
             log.flush()
         if op == "suggest":
             ctx, k = req["context"], req["k"]
-            idx = int(sess[5:]) if sess.startswith("eval-") and sess[5:].isdigit() else 0
+            # sessions eval-N (the typist) and eval-words-N (next words) read text N
+            last = sess.rsplit("-", 1)[-1]
+            idx = int(last) if sess.startswith("eval-") and last.isdigit() else 0
             text = texts[idx]
             out = []
             if text.startswith(ctx) and len(ctx) < len(text):
