@@ -129,6 +129,7 @@ TEST(engine_suggest_never_broken_utf8) {
     engine_cfg c = engine_cfg_default();
     c.beam = 6;
     c.max_tokens = 7;
+    c.max_steps = 24;   /* a wide search: many candidates to check */
     CHECK(engine_set_cfg(s, &c) == LAYA_OK);
     const char *ctx[] = {"", "我们", "我\xe4", "我\xe4\xb8", "ab \xe4\xb8\xad"};
     int total = 0;

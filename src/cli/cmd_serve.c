@@ -33,7 +33,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
             "                  [--max-line BYTES] [--max-clients N]\n"
-            "                  [--beam N] [--max-tokens N] [--max-words N]\n"
+            "                  [--beam N] [--max-tokens N] [--max-words N] [--max-steps N]\n"
             "Answers JSON lines with JSON lines (shared/EVAL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
             "  {\"op\":\"commit\",\"session\":\"s1\",\"text\":\"...\"}   {\"op\":\"reset\",\"session\":\"s1\"}\n"
@@ -111,6 +111,9 @@ int cmd_serve(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--max-words")) {
             cfg.max_words = (int)cli_int(a, v, 1, 64);
+            i++;
+        } else if (!strcmp(a, "--max-steps")) {
+            cfg.max_steps = (int)cli_int(a, v, 1, ENGINE_MAX_STEPS);
             i++;
         } else {
             usage(stderr);
