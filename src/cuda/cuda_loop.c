@@ -1,308 +1,89 @@
-/* cuda_loop.c - `laya train --device cuda`: the loop of train_loop.c with
- * the steps on the GPU. Same options, schedule (warm-up + cosine, --steps or
- * --time-budget), batches (train_batch), dropout keys (seed, step),
- * evaluation (loss and bits per byte per valid file, state carried within
- * the file), files: OUTDIR/log.csv (same columns), best.safetensors
- * (model_save, f32 or f16) and last.ckpt (train_ckpt_save: the CPU
- * trainer's format, so either trainer resumes the other's run).
- *
- * The loop is a second copy of train_run's control flow because train_run
- * calls the CPU model directly; what the two share (batches, schedule,
- * checkpoints, model files) is called, not copied. */
-#include <errno.h>
-#include <math.h>
+/* cuda_loop.c - `laya train --device cuda`: train_loop.c's loop
+ * (train_run_on: the same options, schedule, batches, dropout keys,
+ * evaluation, log.csv, best.safetensors and last.ckpt in the CPU trainer's
+ * format, so either trainer resumes the other's run) with the steps on the
+ * GPU. This file is only the GPU train_backend: the parameters, moments and
+ * carried states live on the device; `load` copies the loop's host copies
+ * in, `store` copies them back before every save. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "cuda/cuda_train.h"
-#include "util/err.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct {
+    cuda_math math;
     const train_opts *o;
-    model_cfg cfg;
-    tok *tk;
-    uint8_t *tok_blob;
-    size_t tok_len;
-    tok_stream train, valid[TRAIN_MAX_VALID];
-    int n_valid_open;
-    int32_t *byte_len;   /* (V) */
-    float *params, *m, *v, *state; /* host copies for checkpoints */
-    int32_t *toks;       /* (B, T+1) */
     cuda_trainer ct;
     int ct_ok;
-    FILE *log;
-    char path[4096];
-    const char *math_name;
-} run_ctx;
+    size_t S;     /* floats of one carried state (L, B, H) */
+    char name[32];
+} gpu_backend;
 
-static void run_free(run_ctx *r) {
-    if (r->ct_ok) cuda_trainer_free(&r->ct);
-    free(r->params);
-    free(r->m);
-    free(r->v);
-    free(r->state);
-    free(r->toks);
-    free(r->byte_len);
-    free(r->tok_blob);
-    tok_stream_close(&r->train);
-    for (int i = 0; i < r->n_valid_open; i++) tok_stream_close(&r->valid[i]);
-    if (r->tk) tok_free(r->tk);
-    if (r->log) fclose(r->log);
-}
-
-static const char *out_path(run_ctx *r, const char *name) {
-    snprintf(r->path, sizeof r->path, "%s/%s", r->o->out_dir, name);
-    return r->path;
-}
-
-static laya_status open_stream(run_ctx *r, const char *path, tok_stream *s, const uint8_t sha[32], char *err,
-                               size_t errlen) {
-    laya_status st = tok_stream_open(path, s, err, errlen);
-    if (st != LAYA_OK) return st;
-    if (s->vocab_size != r->cfg.V || memcmp(s->tok_sha256, sha, 32) != 0)
-        return err_set(err, errlen, LAYA_ERR_FORMAT,
-                       "token stream '%s' was encoded with another tokenizer than '%s' "
-                       "(re-encode it with `laya tokenizer encode`)", path, r->o->tok_path);
-    return LAYA_OK;
-}
-
-static laya_status evaluate(run_ctx *r, const tok_stream *s, double *loss, double *bpb, char *err, size_t errlen) {
-    const train_opts *o = r->o;
-    int T = o->T;
-    int nb = (int)(s->n / (uint64_t)(T + 1));
-    if (nb > o->B) nb = o->B;
-    int64_t nw = train_windows(s, nb, T);
-    if (o->eval_tokens > 0 && nw * nb * T > o->eval_tokens) nw = o->eval_tokens / ((int64_t)nb * T);
-    if (nw < 1) nw = 1;
-    laya_status st = cuda_state_zero(&r->ct, CUDA_SLOT_EVAL, err, errlen);
-    if (st != LAYA_OK) return st;
-    double sum = 0, bytes = 0, l;
-    int64_t cnt = 0;
-    for (int64_t w = 0; w < nw; w++) {
-        train_batch(s, nb, T, w, r->toks);
-        st = cuda_trainer_forward(&r->ct, r->toks, nb, o->carry ? CUDA_SLOT_EVAL : CUDA_SLOT_NONE, 0, 0, 0, 0, &l,
-                                  err, errlen);
-        if (st != LAYA_OK) return st;
-        sum += r->ct.loss_sum;
-        cnt += r->ct.count;
-        for (int b = 0; b < nb; b++)
-            for (int t = 1; t <= T; t++) {
-                int32_t y = r->toks[(size_t)b * (T + 1) + t];
-                if (y != TOK_PAD) bytes += r->byte_len[y];
-            }
-    }
-    *loss = cnt ? sum / (double)cnt : 0;
-    *bpb = bytes > 0 ? sum / log(2.0) / bytes : 0;
-    return LAYA_OK;
-}
-
-static laya_status pull(run_ctx *r, char *err, size_t errlen) {
-    laya_status st = cuda_trainer_get(&r->ct, r->params, r->m, r->v, err, errlen);
-    if (st == LAYA_OK)
-        st = cuda_state_get(&r->ct, CUDA_SLOT_TRAIN, r->state, (size_t)r->cfg.L * r->o->B * r->cfg.H, err, errlen);
+static laya_status gpu_init(void *self, const model_cfg *c, const train_opts *o, char *err, size_t errlen) {
+    gpu_backend *g = self;
+    g->o = o;
+    g->S = (size_t)c->L * o->B * c->H;
+    laya_status st = cuda_trainer_init(&g->ct, c, o->B, o->T, o->dropout, g->math, err, errlen);
+    g->ct_ok = st == LAYA_OK;
     return st;
 }
 
-static laya_status save_best(run_ctx *r, int64_t step, double vloss, char *err, size_t errlen) {
-    char meta[512];
-    snprintf(meta, sizeof meta,
-             "{\"trainer\":\"laya cuda (%s)\",\"train_steps\":\"%lld\",\"valid_loss\":\"%.6f\","
-             "\"batch\":\"%d\",\"seq\":\"%d\",\"lr\":\"%g\",\"dropout\":\"%g\",\"seed\":\"%llu\"}",
-             r->math_name, (long long)step, vloss, r->o->B, r->o->T, r->o->lr, r->o->dropout,
-             (unsigned long long)r->o->seed);
-    return model_save(out_path(r, "best.safetensors"), &r->cfg, r->params, r->o->f16 ? QT_F16 : QT_F32,
-                      r->tok_blob, r->tok_len, meta, err, errlen);
+static void gpu_free(void *self) {
+    gpu_backend *g = self;
+    if (g->ct_ok) cuda_trainer_free(&g->ct);
 }
 
-static laya_status check_opts(const train_opts *o, char *err, size_t errlen) {
-    if (!o->train_path || !o->tok_path || !o->out_dir)
-        return err_set(err, errlen, LAYA_ERR_ARG, "training needs --train, --tok and -o OUTDIR");
-    if (o->n_valid < 1 || o->n_valid > TRAIN_MAX_VALID)
-        return err_set(err, errlen, LAYA_ERR_ARG, "training needs 1..%d --valid files", TRAIN_MAX_VALID);
-    if (o->B < 1 || o->B > 4096 || o->T < 1 || o->T > 4096)
-        return err_set(err, errlen, LAYA_ERR_ARG, "--batch must be 1..4096 and --seq 1..4096");
-    if (!(o->lr > 0 && o->lr < 1)) return err_set(err, errlen, LAYA_ERR_ARG, "--lr %g outside (0,1)", o->lr);
-    if (!(o->wd >= 0 && o->wd < 10) || !(o->clip >= 0))
-        return err_set(err, errlen, LAYA_ERR_ARG, "--wd must be in [0,10) and --clip >= 0 (0 = off)");
-    if (o->warmup < 0 || o->eval_every < 1)
-        return err_set(err, errlen, LAYA_ERR_ARG, "--warmup must be >= 0 and --eval-every >= 1");
-    if ((o->steps > 0) == (o->time_budget > 0))
-        return err_set(err, errlen, LAYA_ERR_ARG, "give exactly one of --steps N and --time-budget SECONDS");
+static laya_status gpu_load(void *self, float *params, float *m, float *v, float *state, char *err, size_t errlen) {
+    gpu_backend *g = self;
+    laya_status st = cuda_trainer_set(&g->ct, params, m, v, err, errlen);
+    if (st == LAYA_OK) st = cuda_state_set(&g->ct, CUDA_SLOT_TRAIN, state, g->S, err, errlen);
+    return st;
+}
+
+static laya_status gpu_reset_state(void *self, char *err, size_t errlen) {
+    gpu_backend *g = self;
+    return cuda_state_zero(&g->ct, CUDA_SLOT_TRAIN, err, errlen);
+}
+
+static laya_status gpu_step(void *self, const int32_t *toks, uint64_t seed, int64_t step, const train_adamw *adam,
+                            float lr, float clip, double *loss, char *err, size_t errlen) {
+    gpu_backend *g = self;
+    int slot = g->o->carry ? CUDA_SLOT_TRAIN : CUDA_SLOT_NONE;
+    return cuda_trainer_step(&g->ct, toks, slot, seed, step, adam, lr, clip, loss, NULL, err, errlen);
+}
+
+static laya_status gpu_eval_begin(void *self, char *err, size_t errlen) {
+    gpu_backend *g = self;
+    return cuda_state_zero(&g->ct, CUDA_SLOT_EVAL, err, errlen);
+}
+
+static laya_status gpu_eval_batch(void *self, const int32_t *toks, int nb, double *loss_sum, int64_t *count,
+                                  char *err, size_t errlen) {
+    gpu_backend *g = self;
+    double l;
+    laya_status st = cuda_trainer_forward(&g->ct, toks, nb, g->o->carry ? CUDA_SLOT_EVAL : CUDA_SLOT_NONE, 0, 0,
+                                          0, 0, &l, err, errlen);
+    if (st != LAYA_OK) return st;
+    *loss_sum += g->ct.loss_sum;
+    *count += g->ct.count;
     return LAYA_OK;
+}
+
+static laya_status gpu_store(void *self, float *params, float *m, float *v, float *state, char *err,
+                             size_t errlen) {
+    gpu_backend *g = self;
+    laya_status st = cuda_trainer_get(&g->ct, params, m, v, err, errlen);
+    if (st == LAYA_OK) st = cuda_state_get(&g->ct, CUDA_SLOT_TRAIN, state, g->S, err, errlen);
+    return st;
 }
 
 laya_status cuda_train_run(const train_opts *o, cuda_math math, train_progress_fn fn, void *ctx,
                            volatile int *stop, char *err, size_t errlen) {
-    laya_status st = check_opts(o, err, errlen);
-    if (st != LAYA_OK) return st;
-    run_ctx r = {.o = o, .cfg = o->cfg};
-    r.math_name = math == CUDA_MATH_F32 ? "f32" : math == CUDA_MATH_TF32 ? "tf32" : "bf16";
-    uint8_t sha[32];
-    if ((st = tok_load_file(o->tok_path, &r.tk, err, errlen)) != LAYA_OK) goto out;
-    r.cfg.V = tok_vocab_size(r.tk);
-    if ((st = model_cfg_check(&r.cfg, err, errlen)) != LAYA_OK) goto out;
-    if ((st = tok_save(r.tk, &r.tok_blob, &r.tok_len)) != LAYA_OK || (st = tok_sha256(r.tk, sha)) != LAYA_OK) {
-        err_set(err, errlen, st, "cannot serialize tokenizer '%s'", o->tok_path);
-        goto out;
-    }
-    if ((st = open_stream(&r, o->train_path, &r.train, sha, err, errlen)) != LAYA_OK) goto out;
-    for (; r.n_valid_open < o->n_valid; r.n_valid_open++) {
-        tok_stream *s = &r.valid[r.n_valid_open];
-        if ((st = open_stream(&r, o->valid_paths[r.n_valid_open], s, sha, err, errlen)) != LAYA_OK) goto out;
-        if (s->n < (uint64_t)o->T + 1) {
-            st = err_set(err, errlen, LAYA_ERR_FORMAT, "valid file '%s' has %llu tokens; --seq %d needs at least %d",
-                         o->valid_paths[r.n_valid_open], (unsigned long long)s->n, o->T, o->T + 1);
-            r.n_valid_open++;
-            goto out;
-        }
-    }
-    int64_t nw = train_windows(&r.train, o->B, o->T);
-    if (nw < 1) {
-        st = err_set(err, errlen, LAYA_ERR_FORMAT,
-                     "train file '%s' has %llu tokens: too few for --batch %d x --seq %d", o->train_path,
-                     (unsigned long long)r.train.n, o->B, o->T);
-        goto out;
-    }
-    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
-        st = err_set(err, errlen, LAYA_ERR_IO, "cannot create output directory '%s': %s", o->out_dir, strerror(errno));
-        goto out;
-    }
-    size_t P = model_n_params(&r.cfg), S = (size_t)r.cfg.L * o->B * r.cfg.H;
-    r.params = calloc(P, sizeof(float));
-    r.m = calloc(P, sizeof(float));
-    r.v = calloc(P, sizeof(float));
-    r.state = calloc(S, sizeof(float));
-    r.toks = calloc((size_t)o->B * (o->T + 1), sizeof(int32_t));
-    r.byte_len = calloc((size_t)r.cfg.V, sizeof(int32_t));
-    if (!r.params || !r.m || !r.v || !r.state || !r.toks || !r.byte_len) {
-        st = err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate %zu parameters and their optimizer state", P);
-        goto out;
-    }
-    for (int32_t i = 0; i < r.cfg.V; i++) {
-        size_t len = 0;
-        tok_bytes(r.tk, i, &len);
-        r.byte_len[i] = (int32_t)len;
-    }
-    if ((st = cuda_trainer_init(&r.ct, &r.cfg, o->B, o->T, o->dropout, math, err, errlen)) != LAYA_OK) goto out;
-    r.ct_ok = 1;
-
-    train_ckpt_meta meta = {.seed = o->seed, .best_valid = INFINITY};
-    if (o->resume) {
-        if ((st = train_ckpt_load(out_path(&r, "last.ckpt"), &r.cfg, o->B, o->T, o->carry, &meta, r.params, r.m,
-                                  r.v, r.state, err, errlen)) != LAYA_OK)
-            goto out;
-    } else {
-        train_init_params(&r.cfg, r.params, o->seed);
-    }
-    if ((st = cuda_trainer_set(&r.ct, r.params, r.m, r.v, err, errlen)) != LAYA_OK ||
-        (st = cuda_state_set(&r.ct, CUDA_SLOT_TRAIN, r.state, S, err, errlen)) != LAYA_OK)
-        goto out;
-    int fresh_log = !o->resume;
-    r.log = fopen(out_path(&r, "log.csv"), fresh_log ? "w" : "a");
-    if (!r.log) {
-        st = err_set(err, errlen, LAYA_ERR_IO, "cannot write '%s': %s", r.path, strerror(errno));
-        goto out;
-    }
-    if (fresh_log) {
-        fprintf(r.log, "step,tokens,train_loss");
-        for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",valid_loss_%d", i + 1);
-        for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",bits_per_byte_%d", i + 1);
-        fprintf(r.log, ",lr,seconds\n");
-        fflush(r.log);
-    }
-
-    train_adamw adam = {.lr = o->lr, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = o->wd};
-    double t_start = now_s(), elapsed0 = meta.elapsed, last_eval_s = 0, step_s = 0;
-    double loss_acc = 0;
-    int loss_n = 0;
-    train_progress pr = {.steps = o->steps, .n_valid = o->n_valid};
-    int done = 0;
-    int64_t logged_step = o->resume ? meta.step : -1;
-    int slot = o->carry ? CUDA_SLOT_TRAIN : CUDA_SLOT_NONE;
-    while (!done) {
-        int report = 0;
-        double elapsed = elapsed0 + (now_s() - t_start);
-        int stopping = (stop && *stop) || (o->steps > 0 && meta.step >= o->steps) ||
-                       (o->time_budget > 0 && elapsed + step_s + 1.5 * last_eval_s + 1.0 >= o->time_budget);
-        if (!stopping) {
-            double t0 = now_s();
-            int64_t w = meta.step % nw;
-            if (w == 0 && (st = cuda_state_zero(&r.ct, CUDA_SLOT_TRAIN, err, errlen)) != LAYA_OK) goto out;
-            train_batch(&r.train, o->B, o->T, w, r.toks);
-            double frac = o->steps > 0 ? (o->steps > o->warmup ? (double)(meta.step - o->warmup) /
-                                                                     (double)(o->steps - o->warmup)
-                                                               : 1.0)
-                                       : elapsed / o->time_budget;
-            float lr = train_lr_schedule(o->lr, meta.step, o->warmup, frac);
-            double loss;
-            if ((st = cuda_trainer_step(&r.ct, r.toks, slot, meta.seed, meta.step, &adam, lr, o->clip, &loss, NULL,
-                                        err, errlen)) != LAYA_OK)
-                goto out;
-            if (!isfinite(loss)) {
-                st = err_set(err, errlen, LAYA_ERR_INTERNAL,
-                             "training loss is %g at step %lld (diverged: lower --lr; last.ckpt is the last good state)",
-                             loss, (long long)meta.step);
-                goto out;
-            }
-            meta.step++;
-            meta.tokens += (int64_t)o->B * o->T;
-            loss_acc += loss;
-            loss_n++;
-            double dt = now_s() - t0;
-            step_s = step_s > 0 ? 0.9 * step_s + 0.1 * dt : dt;
-            elapsed = elapsed0 + (now_s() - t_start);
-            pr.step = meta.step;
-            pr.tokens = meta.tokens;
-            pr.loss = loss;
-            pr.lr = lr;
-            pr.elapsed_s = elapsed;
-            pr.tokens_per_s = (double)o->B * o->T / step_s;
-            pr.frac = o->steps > 0 ? (double)meta.step / (double)o->steps : elapsed / o->time_budget;
-            pr.eta_s = o->steps > 0 ? step_s * (double)(o->steps - meta.step) : o->time_budget - elapsed;
-            pr.evaluated = pr.best_saved = 0;
-            report = 1;
-        } else {
-            done = 1;
-        }
-        if (meta.step != logged_step && (done || meta.step % o->eval_every == 0)) {
-            logged_step = meta.step;
-            double te = now_s();
-            for (int i = 0; i < o->n_valid; i++)
-                if ((st = evaluate(&r, &r.valid[i], &pr.valid_loss[i], &pr.valid_bpb[i], err, errlen)) != LAYA_OK)
-                    goto out;
-            fprintf(r.log, "%lld,%lld,%.6f", (long long)meta.step, (long long)meta.tokens,
-                    loss_n ? loss_acc / loss_n : NAN);
-            for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_loss[i]);
-            for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_bpb[i]);
-            fprintf(r.log, ",%.6g,%.1f\n", pr.lr, elapsed0 + (now_s() - t_start));
-            fflush(r.log);
-            loss_acc = 0;
-            loss_n = 0;
-            pr.evaluated = report = 1;
-            if ((st = pull(&r, err, errlen)) != LAYA_OK) goto out;
-            if (pr.valid_loss[0] < meta.best_valid) {
-                meta.best_valid = pr.valid_loss[0];
-                if ((st = save_best(&r, meta.step, meta.best_valid, err, errlen)) != LAYA_OK) goto out;
-                pr.best_saved = 1;
-            }
-            meta.elapsed = elapsed0 + (now_s() - t_start);
-            if ((st = train_ckpt_save(out_path(&r, "last.ckpt"), &r.cfg, o->B, o->T, o->carry, &meta, r.params, r.m,
-                                      r.v, r.state, err, errlen)) != LAYA_OK)
-                goto out;
-            last_eval_s = now_s() - te;
-        }
-        if (fn && report) fn(ctx, &pr);
-    }
-out:
-    run_free(&r);
-    return st;
+    gpu_backend g = {.math = math};
+    snprintf(g.name, sizeof g.name, "laya cuda (%s)",
+             math == CUDA_MATH_F32 ? "f32" : math == CUDA_MATH_TF32 ? "tf32" : "bf16");
+    train_backend b = {.trainer = g.name, .self = &g, .init = gpu_init, .free = gpu_free, .load = gpu_load,
+                       .reset_state = gpu_reset_state, .step = gpu_step, .eval_begin = gpu_eval_begin,
+                       .eval_batch = gpu_eval_batch, .store = gpu_store};
+    return train_run_on(o, &b, fn, ctx, stop, err, errlen);
 }

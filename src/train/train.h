@@ -172,10 +172,45 @@ typedef struct {
 } train_progress;
 typedef void (*train_progress_fn)(void *ctx, const train_progress *p);
 
-/* Trains per o, writing OUTDIR/log.csv, OUTDIR/best.safetensors and
- * OUTDIR/last.ckpt. *stop (may be NULL) is polled: when it becomes
+/* Trains per o on the CPU, writing OUTDIR/log.csv, OUTDIR/best.safetensors
+ * and OUTDIR/last.ckpt. *stop (may be NULL) is polled: when it becomes
  * non-zero the loop checkpoints and returns LAYA_OK early. */
 laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx,
                       volatile int *stop, char *err, size_t errlen);
+
+/* Where the steps run. train_run_on's loop (schedule, batches, evaluation,
+ * log, best model, checkpoints) is the same for every backend; a backend
+ * only computes. The loop owns host copies of the parameters, the AdamW
+ * moments and the carried training state (P, P, P, and S = L*B*H floats);
+ * a backend may work on them in place (the CPU) or keep its own (the GPU:
+ * `load` copies them in, `store` copies them back before every save). */
+typedef struct {
+    const char *trainer;   /* provenance in best.safetensors, e.g. "laya cpu reference" */
+    void *self;
+    /* Shape known (V from the tokenizer): allocate for batches (B, T+1). */
+    laya_status (*init)(void *self, const model_cfg *c, const train_opts *o, char *err, size_t errlen);
+    void (*free)(void *self);
+    /* The host params, m, v, state hold the run's start (fresh or resumed). */
+    laya_status (*load)(void *self, float *params, float *m, float *v, float *state, char *err, size_t errlen);
+    /* The carried training state starts over (a new pass over the shards). */
+    laya_status (*reset_state)(void *self, char *err, size_t errlen);
+    /* One optimizer step on toks (B, T+1): forward with dropout keyed by
+     * (seed, step), backward, clipping, AdamW at lr (step counts from 0);
+     * *loss: mean nats per target token. */
+    laya_status (*step)(void *self, const int32_t *toks, uint64_t seed, int64_t step, const train_adamw *adam,
+                        float lr, float clip, double *loss, char *err, size_t errlen);
+    /* Evaluation: eval_begin zeroes the evaluation state, each eval_batch
+     * runs nb streams of toks (nb, T+1) without dropout, carrying that state
+     * when o->carry, and adds the summed loss and target count. */
+    laya_status (*eval_begin)(void *self, char *err, size_t errlen);
+    laya_status (*eval_batch)(void *self, const int32_t *toks, int nb, double *loss_sum, int64_t *count,
+                              char *err, size_t errlen);
+    /* Bring params, m, v and the training state back to the host copies. */
+    laya_status (*store)(void *self, float *params, float *m, float *v, float *state, char *err, size_t errlen);
+} train_backend;
+
+/* train_run with the steps on backend b (train_run: the CPU backend). */
+laya_status train_run_on(const train_opts *o, const train_backend *b, train_progress_fn fn, void *ctx,
+                         volatile int *stop, char *err, size_t errlen);
 
 #endif

@@ -12,7 +12,12 @@
  * counts the whole run (resumed runs add to the seconds already spent); the
  * loop stops when the next step plus a final evaluation and checkpoint would
  * overrun it. A time-budget run is therefore not bit-reproducible; a --steps
- * run resumed from last.ckpt is (same thread count). */
+ * run resumed from last.ckpt is (same thread count).
+ *
+ * The loop is the same for both trainers: the steps run on a train_backend,
+ * the CPU one below (cpu_*) or the GPU one of src/cuda/cuda_loop.c. A loss
+ * that is not finite stops the run with an error (last.ckpt keeps the last
+ * good state). */
 #include "train/train.h"
 
 #include <errno.h>
@@ -51,6 +56,8 @@ static double now_s(void) {
 
 typedef struct {
     const train_opts *o;
+    const train_backend *b;
+    int b_ok;            /* b->init succeeded: b->free is due */
     model_cfg cfg;
     tok *tk;
     uint8_t *tok_blob;
@@ -58,21 +65,18 @@ typedef struct {
     tok_stream train, valid[TRAIN_MAX_VALID];
     int n_valid_open;
     int32_t *byte_len;   /* (V) bytes of each token, for bits per byte */
-    float *params, *grads, *m, *v, *state, *vstate;
+    float *params, *m, *v, *state;   /* the host copies (train_backend) */
     int32_t *toks;       /* (B, T+1) */
-    train_model tm;
     FILE *log;
     char path[4096];
 } run_ctx;
 
 static void run_free(run_ctx *r) {
-    train_model_free(&r->tm);
+    if (r->b_ok) r->b->free(r->b->self);
     free(r->params);
-    free(r->grads);
     free(r->m);
     free(r->v);
     free(r->state);
-    free(r->vstate);
     free(r->toks);
     free(r->byte_len);
     free(r->tok_blob);
@@ -99,37 +103,40 @@ static laya_status open_stream(run_ctx *r, const char *path, tok_stream *s, cons
 }
 
 /* Loss (nats/token) and bits per byte of one valid file. */
-static void evaluate(run_ctx *r, const tok_stream *s, double *loss, double *bpb) {
+static laya_status evaluate(run_ctx *r, const tok_stream *s, double *loss, double *bpb, char *err,
+                            size_t errlen) {
     const train_opts *o = r->o;
+    const train_backend *b = r->b;
     int T = o->T;
     int nb = (int)(s->n / (uint64_t)(T + 1));
     if (nb > o->B) nb = o->B;
     int64_t nw = train_windows(s, nb, T);
     if (o->eval_tokens > 0 && nw * nb * T > o->eval_tokens) nw = o->eval_tokens / ((int64_t)nb * T);
     if (nw < 1) nw = 1;
-    memset(r->vstate, 0, sizeof(float) * (size_t)r->cfg.L * o->B * r->cfg.H);
+    laya_status st = b->eval_begin(b->self, err, errlen);
+    if (st != LAYA_OK) return st;
     double sum = 0, bytes = 0;
     int64_t cnt = 0;
     for (int64_t w = 0; w < nw; w++) {
         train_batch(s, nb, T, w, r->toks);
-        train_forward(&r->tm, r->params, r->toks, nb, o->carry ? r->vstate : NULL, 0, 0, 0);
-        sum += r->tm.loss_sum;
-        cnt += r->tm.count;
-        for (int n = 0; n < nb * T; n++) {
-            int32_t t = r->tm.tgt[n];
-            if (t != TOK_PAD) bytes += r->byte_len[t];
-        }
+        if ((st = b->eval_batch(b->self, r->toks, nb, &sum, &cnt, err, errlen)) != LAYA_OK) return st;
+        for (int k = 0; k < nb; k++)
+            for (int t = 1; t <= T; t++) {
+                int32_t y = r->toks[(size_t)k * (T + 1) + t];
+                if (y != TOK_PAD) bytes += r->byte_len[y];
+            }
     }
     *loss = cnt ? sum / (double)cnt : 0;
     *bpb = bytes > 0 ? sum / log(2.0) / bytes : 0;
+    return LAYA_OK;
 }
 
 static laya_status save_best(run_ctx *r, int64_t step, double vloss, char *err, size_t errlen) {
     char meta[512];
     snprintf(meta, sizeof meta,
-             "{\"trainer\":\"laya cpu reference\",\"train_steps\":\"%lld\",\"valid_loss\":\"%.6f\","
+             "{\"trainer\":\"%s\",\"train_steps\":\"%lld\",\"valid_loss\":\"%.6f\","
              "\"batch\":\"%d\",\"seq\":\"%d\",\"lr\":\"%g\",\"dropout\":\"%g\",\"seed\":\"%llu\"}",
-             (long long)step, vloss, r->o->B, r->o->T, r->o->lr, r->o->dropout,
+             r->b->trainer, (long long)step, vloss, r->o->B, r->o->T, r->o->lr, r->o->dropout,
              (unsigned long long)r->o->seed);
     return model_save(out_path(r, "best.safetensors"), &r->cfg, r->params, r->o->f16 ? QT_F16 : QT_F32,
                       r->tok_blob, r->tok_len, meta, err, errlen);
@@ -153,11 +160,11 @@ static laya_status check_opts(const train_opts *o, char *err, size_t errlen) {
     return LAYA_OK;
 }
 
-laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, volatile int *stop,
-                      char *err, size_t errlen) {
+laya_status train_run_on(const train_opts *o, const train_backend *b, train_progress_fn fn, void *ctx,
+                         volatile int *stop, char *err, size_t errlen) {
     laya_status st = check_opts(o, err, errlen);
     if (st != LAYA_OK) return st;
-    run_ctx r = {.o = o, .cfg = o->cfg};
+    run_ctx r = {.o = o, .b = b, .cfg = o->cfg};
     uint8_t sha[32];
     if ((st = tok_load_file(o->tok_path, &r.tk, err, errlen)) != LAYA_OK) goto out;
     r.cfg.V = tok_vocab_size(r.tk);
@@ -190,14 +197,12 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
     }
     size_t P = model_n_params(&r.cfg), S = (size_t)r.cfg.L * o->B * r.cfg.H;
     r.params = calloc(P, sizeof(float));
-    r.grads = calloc(P, sizeof(float));
     r.m = calloc(P, sizeof(float));
     r.v = calloc(P, sizeof(float));
     r.state = calloc(S, sizeof(float));
-    r.vstate = calloc(S, sizeof(float));
     r.toks = calloc((size_t)o->B * (o->T + 1), sizeof(int32_t));
     r.byte_len = calloc((size_t)r.cfg.V, sizeof(int32_t));
-    if (!r.params || !r.grads || !r.m || !r.v || !r.state || !r.vstate || !r.toks || !r.byte_len) {
+    if (!r.params || !r.m || !r.v || !r.state || !r.toks || !r.byte_len) {
         st = err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate %zu parameters and their optimizer state", P);
         goto out;
     }
@@ -206,7 +211,8 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
         tok_bytes(r.tk, i, &len);
         r.byte_len[i] = (int32_t)len;
     }
-    if ((st = train_model_init(&r.tm, &r.cfg, o->B, o->T, o->dropout, err, errlen)) != LAYA_OK) goto out;
+    if ((st = b->init(b->self, &r.cfg, o, err, errlen)) != LAYA_OK) goto out;
+    r.b_ok = 1;
 
     train_ckpt_meta meta = {.seed = o->seed, .best_valid = INFINITY};
     if (o->resume) {
@@ -216,6 +222,7 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
     } else {
         train_init_params(&r.cfg, r.params, o->seed);
     }
+    if ((st = b->load(b->self, r.params, r.m, r.v, r.state, err, errlen)) != LAYA_OK) goto out;
     int fresh_log = !o->resume;
     r.log = fopen(out_path(&r, "log.csv"), fresh_log ? "w" : "a");
     if (!r.log) {
@@ -246,18 +253,22 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
             double t0 = now_s();
             int64_t w = meta.step % nw;
             /* A new pass over the shards: the carried state starts over. */
-            if (w == 0) memset(r.state, 0, S * sizeof(float));
+            if (w == 0 && (st = b->reset_state(b->self, err, errlen)) != LAYA_OK) goto out;
             train_batch(&r.train, o->B, o->T, w, r.toks);
-            memset(r.grads, 0, P * sizeof(float));
-            double loss = train_forward(&r.tm, r.params, r.toks, o->B, o->carry ? r.state : NULL, 1, meta.seed,
-                                        (uint64_t)meta.step);
-            train_backward(&r.tm, r.params, r.grads);
-            train_clip_grads(r.grads, P, o->clip);
             double frac = o->steps > 0
                               ? (o->steps > o->warmup ? (double)(meta.step - o->warmup) / (double)(o->steps - o->warmup) : 1.0)
                               : elapsed / o->time_budget;
             float lr = train_lr_schedule(o->lr, meta.step, o->warmup, frac);
-            train_adamw_step(&r.cfg, &adam, lr, meta.step + 1, r.params, r.grads, r.m, r.v);
+            double loss;
+            if ((st = b->step(b->self, r.toks, meta.seed, meta.step, &adam, lr, o->clip, &loss, err, errlen)) !=
+                LAYA_OK)
+                goto out;
+            if (!isfinite(loss)) {
+                st = err_set(err, errlen, LAYA_ERR_INTERNAL,
+                             "training loss is %g at step %lld (diverged: lower --lr; last.ckpt is the last good state)",
+                             loss, (long long)meta.step);
+                goto out;
+            }
             meta.step++;
             meta.tokens += (int64_t)o->B * o->T;
             loss_acc += loss;
@@ -281,7 +292,9 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
         if (meta.step != logged_step && (done || meta.step % o->eval_every == 0)) {
             logged_step = meta.step;
             double te = now_s();
-            for (int i = 0; i < o->n_valid; i++) evaluate(&r, &r.valid[i], &pr.valid_loss[i], &pr.valid_bpb[i]);
+            for (int i = 0; i < o->n_valid; i++)
+                if ((st = evaluate(&r, &r.valid[i], &pr.valid_loss[i], &pr.valid_bpb[i], err, errlen)) != LAYA_OK)
+                    goto out;
             fprintf(r.log, "%lld,%lld,%.6f", (long long)meta.step, (long long)meta.tokens,
                     loss_n ? loss_acc / loss_n : NAN);
             for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_loss[i]);
@@ -291,6 +304,7 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
             loss_acc = 0;
             loss_n = 0;
             pr.evaluated = report = 1;
+            if ((st = b->store(b->self, r.params, r.m, r.v, r.state, err, errlen)) != LAYA_OK) goto out;
             if (pr.valid_loss[0] < meta.best_valid) {
                 meta.best_valid = pr.valid_loss[0];
                 if ((st = save_best(&r, meta.step, meta.best_valid, err, errlen)) != LAYA_OK) goto out;
@@ -307,4 +321,89 @@ laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, vola
 out:
     run_free(&r);
     return st;
+}
+
+/* ---- the CPU backend: train_model on the host copies in place ---- */
+
+typedef struct {
+    const train_opts *o;
+    const model_cfg *c;
+    train_model tm;
+    int tm_ok;
+    float *params, *m, *v, *state;   /* the loop's host copies */
+    float *grads, *vstate;
+    size_t P, S;
+} cpu_backend;
+
+static laya_status cpu_init(void *self, const model_cfg *c, const train_opts *o, char *err, size_t errlen) {
+    cpu_backend *k = self;
+    k->o = o;
+    k->c = c;
+    k->P = model_n_params(c);
+    k->S = (size_t)c->L * o->B * c->H;
+    k->grads = calloc(k->P, sizeof(float));
+    k->vstate = calloc(k->S, sizeof(float));
+    if (!k->grads || !k->vstate)
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate the gradients of %zu parameters", k->P);
+    laya_status st = train_model_init(&k->tm, c, o->B, o->T, o->dropout, err, errlen);
+    k->tm_ok = st == LAYA_OK;
+    return st;
+}
+
+static void cpu_free(void *self) {
+    cpu_backend *k = self;
+    if (k->tm_ok) train_model_free(&k->tm);
+    free(k->grads);
+    free(k->vstate);
+}
+
+static laya_status cpu_load(void *self, float *params, float *m, float *v, float *state, char *err, size_t errlen) {
+    cpu_backend *k = self;
+    k->params = params, k->m = m, k->v = v, k->state = state;
+    return LAYA_OK;
+}
+
+static laya_status cpu_reset_state(void *self, char *err, size_t errlen) {
+    cpu_backend *k = self;
+    memset(k->state, 0, k->S * sizeof(float));
+    return LAYA_OK;
+}
+
+static laya_status cpu_step(void *self, const int32_t *toks, uint64_t seed, int64_t step, const train_adamw *adam,
+                            float lr, float clip, double *loss, char *err, size_t errlen) {
+    cpu_backend *k = self;
+    memset(k->grads, 0, k->P * sizeof(float));
+    *loss = train_forward(&k->tm, k->params, toks, k->o->B, k->o->carry ? k->state : NULL, 1, seed, (uint64_t)step);
+    train_backward(&k->tm, k->params, k->grads);
+    train_clip_grads(k->grads, k->P, clip);
+    train_adamw_step(k->c, adam, lr, step + 1, k->params, k->grads, k->m, k->v);
+    return LAYA_OK;
+}
+
+static laya_status cpu_eval_begin(void *self, char *err, size_t errlen) {
+    cpu_backend *k = self;
+    memset(k->vstate, 0, k->S * sizeof(float));
+    return LAYA_OK;
+}
+
+static laya_status cpu_eval_batch(void *self, const int32_t *toks, int nb, double *loss_sum, int64_t *count,
+                                  char *err, size_t errlen) {
+    cpu_backend *k = self;
+    train_forward(&k->tm, k->params, toks, nb, k->o->carry ? k->vstate : NULL, 0, 0, 0);
+    *loss_sum += k->tm.loss_sum;
+    *count += k->tm.count;
+    return LAYA_OK;
+}
+
+static laya_status cpu_store(void *self, float *params, float *m, float *v, float *state, char *err, size_t errlen) {
+    return LAYA_OK;   /* it works on the host copies */
+}
+
+laya_status train_run(const train_opts *o, train_progress_fn fn, void *ctx, volatile int *stop,
+                      char *err, size_t errlen) {
+    cpu_backend k = {0};
+    train_backend b = {.trainer = "laya cpu reference", .self = &k, .init = cpu_init, .free = cpu_free,
+                       .load = cpu_load, .reset_state = cpu_reset_state, .step = cpu_step,
+                       .eval_begin = cpu_eval_begin, .eval_batch = cpu_eval_batch, .store = cpu_store};
+    return train_run_on(o, &b, fn, ctx, stop, err, errlen);
 }
