@@ -39,8 +39,8 @@ enum { DECIDE_IKI_RING = 31 };
  * precision; the burst and backspace floors buy precision with some KSR
  * (the simulated typist always looks, so it never gains from a hold).
  * Retune when the model changes. Not yet retuned for the shipped H=384
- * model (2026-12-03): with it the decision raises English precision 0.228 ->
- * 0.288 at KSR 0.505 -> 0.511 but costs Chinese CSR 0.127 -> 0.094
+ * model (2026-12-03): with it the decision raises English precision 0.229 ->
+ * 0.288 at KSR 0.505 -> 0.510 but costs Chinese CSR 0.126 -> 0.115
  * (docs/RESULTS.md says why and what was tried). */
 typedef struct {
     float min_saving;   /* expected keystrokes saved, p*(chars-1), below which nothing shows: 0 */
