@@ -18,6 +18,7 @@
  * Shape letters: R rows, C columns, G group, N vectors. */
 #include "test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,4 +367,39 @@ TEST(quant_x_activation) {
             }
             CHECK(qx.d[0] == 0.0f || G > 64);  /* the all-zero first 64 columns */
         }
+}
+
+/* kern_quant_x_avx2 (what the vector kernels quantize x with) equals
+ * kern_quant_x bit for bit: codes, d, sum x and sum of codes, for every
+ * group size and both orders, with zero groups, NaN, infinities, ties at
+ * .5 and values that round to +-127 among the inputs. */
+TEST(quant_x_avx2_equals_ref) {
+    if (!kern_by_name("avx2")) SKIP("this CPU has no AVX2");
+    static kern_qx a, b;
+    static const int cmul[] = {1, 2, 3, 12};
+    for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++)
+        for (size_t ci = 0; ci < sizeof cmul / sizeof cmul[0]; ci++)
+            for (int q4 = 0; q4 < 2; q4++)
+                for (int kind = 0; kind < 4; kind++) {
+                    int G = groups[gi], C = G * cmul[ci];
+                    float *x = malloc(sizeof(float) * (size_t)C);
+                    for (int i = 0; i < C; i++) {
+                        x[i] = frand() * (kind == 1 ? 1e-30f : kind == 2 ? 1e30f : 3.0f);
+                        if (kind == 3) x[i] = (float)((int)(x[i] * 4)) * 0.5f + 0.25f;  /* ties */
+                    }
+                    if (C >= 2 * G) memset(x + G, 0, sizeof(float) * (size_t)G);   /* a zero group */
+                    if (kind == 2) {
+                        x[0] = (float)NAN;
+                        x[C - 1] = (float)INFINITY;
+                    }
+                    memset(&a, 0x5A, sizeof a);
+                    memset(&b, 0x5A, sizeof b);
+                    kern_quant_x(x, C, G, q4, &a);
+                    kern_quant_x_avx2(x, C, G, q4, &b);
+                    int NG = C / G;
+                    CHECKF(!memcmp(a.q, b.q, (size_t)C) && !memcmp(a.d, b.d, sizeof(float) * NG) &&
+                               !memcmp(a.s, b.s, sizeof(float) * NG) && !memcmp(a.sq, b.sq, sizeof(int32_t) * NG),
+                           "G=%d C=%d q4=%d kind=%d differ", G, C, q4, kind);
+                    free(x);
+                }
 }

@@ -206,6 +206,46 @@ static void dot_rows(const qmat *w, const int32_t *rows, int n, const float *x, 
     kern_dot_rows_ref(w, rows, n, x, y);
 }
 
+void kern_quant_x_avx2(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out) {
+    if (q4_order || G % 8) {
+        kern_quant_x(x, C, G, q4_order, out);
+        return;
+    }
+    const int32_t NG = C / G;
+    const __m256 sign = _mm256_set1_ps(-0.0f), hi = _mm256_set1_ps(127.0f), lo = _mm256_set1_ps(-127.0f);
+    const __m256 magic = _mm256_set1_ps(0x1.8p23f);
+    for (int32_t g = 0; g < NG; g++) {
+        const float *p = x + (size_t)g * G;
+        /* max |x|: a NaN lane keeps the running max (max_ps returns its
+         * second operand then), as the reference skips it */
+        __m256 am = _mm256_setzero_ps();
+        for (int32_t i = 0; i < G; i += 8) am = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(p + i)), am);
+        float lanes[8];
+        _mm256_storeu_ps(lanes, am);
+        float amax = 0.0f, sx = 0.0f;
+        for (int k = 0; k < 8; k++) amax = lanes[k] > amax ? lanes[k] : amax;
+        for (int32_t i = 0; i < G; i++) sx += p[i];   /* the reference's order */
+        float d = amax / 127.0f, inv = amax > 0 ? 1.0f / d : 0.0f;
+        const __m256 iv = _mm256_set1_ps(inv);
+        __m256i sq = _mm256_setzero_si256();
+        for (int32_t i = 0; i < G; i += 8) {
+            __m256 t = _mm256_mul_ps(_mm256_loadu_ps(p + i), iv);
+            __m256 ok = _mm256_cmp_ps(t, t, _CMP_ORD_Q);   /* NaN -> 0 */
+            t = _mm256_max_ps(_mm256_min_ps(t, hi), lo);
+            t = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
+            __m256i v = _mm256_and_si256(_mm256_cvttps_epi32(t), _mm256_castps_si256(ok));
+            sq = _mm256_add_epi32(sq, v);
+            __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            _mm_storel_epi64((__m128i *)(void *)(out->q + (size_t)g * G + i), _mm_packs_epi16(w16, w16));
+        }
+        int32_t s4[8];
+        _mm256_storeu_si256((__m256i *)(void *)s4, sq);
+        out->d[g] = d;
+        out->s[g] = sx;
+        out->sq[g] = s4[0] + s4[1] + s4[2] + s4[3] + s4[4] + s4[5] + s4[6] + s4[7];
+    }
+}
+
 void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
                          float *h) {
     int i = 0;

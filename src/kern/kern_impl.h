@@ -53,6 +53,9 @@ typedef struct {
     int32_t sq[KERN_QX_MAX_GROUPS];                           /* (C/G) sum of xq */
 } kern_qx;
 void kern_quant_x(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out);
+/* The same, bit for bit, 8 lanes at a time (kern_avx2.c; the q4 order takes
+ * kern_quant_x). The per-ISA q8/q4 kernels quantize x with it. */
+void kern_quant_x_avx2(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out);
 
 /* 1 if w is q8/q4 with a group of 32/64/128 dividing C <= KERN_QX_MAX_COLS. */
 static inline int kern_q_fast(const qmat *w) {

@@ -159,7 +159,7 @@ static void q_matvec(const qmat *w, const float *x, float *y) {
         return;
     }
     kern_qx qx;
-    kern_quant_x(x, w->cols, w->group, w->type == QT_Q4, &qx);
+    kern_quant_x_avx2(x, w->cols, w->group, w->type == QT_Q4, &qx);
     int32_t rows[64];
     for (int32_t r0 = 0; r0 < w->rows; r0 += 64) {
         int n = w->rows - r0 < 64 ? w->rows - r0 : 64;
@@ -176,7 +176,7 @@ static void q_dot_rows(const qmat *w, const int32_t *rows, int n, const float *x
         return;
     }
     kern_qx qx;
-    kern_quant_x(x, w->cols, w->group, w->type == QT_Q4, &qx);
+    kern_quant_x_avx2(x, w->cols, w->group, w->type == QT_Q4, &qx);
 #define Q_CALL(q4, G) q_rows(w, rows, n, &qx, y, q4, G)
     Q_VARIANTS(w, Q_CALL)
 #undef Q_CALL
@@ -209,7 +209,7 @@ static void q_matmat(const qmat *w, const float *x, int n, float *y) {
     const int64_t R = w->rows, C = w->cols;
     for (int i = 0; i < n; i += 4) {
         int nv = n - i < 4 ? n - i : 4;
-        for (int j = 0; j < nv; j++) kern_quant_x(x + (i + j) * C, w->cols, w->group, w->type == QT_Q4, &qx[j]);
+        for (int j = 0; j < nv; j++) kern_quant_x_avx2(x + (i + j) * C, w->cols, w->group, w->type == QT_Q4, &qx[j]);
 #define Q_CALL(q4, G) q_matmat_block(w, xs, nv, y + i * R, q4, G)
         Q_VARIANTS(w, Q_CALL)
 #undef Q_CALL
