@@ -16,11 +16,6 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
-INLINE const void *row_at(const qmat *w, int64_t r, int f16) {
-    return f16 ? (const void *)((const uint16_t *)w->data + r * w->cols)
-               : (const void *)((const float *)w->data + r * w->cols);
-}
-
 /* 16 weights of row p starting at column c, as f32; m masks a short tail. */
 INLINE __m512 ldw(const void *p, int64_t c, __mmask16 m, int f16) {
     if (f16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + c));
@@ -75,15 +70,6 @@ INLINE float dot1(const void *p, const float *x, int64_t C, int f16) {
     return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
 
-INLINE void matvec_t(const qmat *w, const float *x, float *y, int f16) {
-    const int64_t R = w->rows, C = w->cols;
-    int64_t r = 0;
-    for (; r + 4 <= R; r += 4)
-        dot4(row_at(w, r, f16), row_at(w, r + 1, f16), row_at(w, r + 2, f16),
-             row_at(w, r + 3, f16), x, C, y + r, f16);
-    for (; r < R; r++) y[r] = dot1(row_at(w, r, f16), x, C, f16);
-}
-
 /* One row against four vectors: each weight is loaded (and converted) once
  * and used four times; the row stays in L1 across the vector blocks, so the
  * matrix is streamed from memory once for all N vectors. */
@@ -113,29 +99,8 @@ INLINE void row4(const void *p, const float *x0, const float *x1, const float *x
     out[3] = _mm512_reduce_add_ps(a3);
 }
 
-INLINE void matmat_t(const qmat *w, const float *x, int n, float *y, int f16) {
-    const int64_t R = w->rows, C = w->cols;
-    for (int64_t r = 0; r < R; r++) {
-        const void *p = row_at(w, r, f16);
-        int i = 0;
-        for (; i + 4 <= n; i += 4) {
-            float o[4];
-            row4(p, x + i * C, x + (i + 1) * C, x + (i + 2) * C, x + (i + 3) * C, C, o, f16);
-            for (int j = 0; j < 4; j++) y[(i + j) * R + r] = o[j];
-        }
-        for (; i < n; i++) y[i * R + r] = dot1(p, x + i * C, C, f16);
-    }
-}
-
-/* Rows in fours: the scattered rows' cache misses overlap. */
-INLINE void dot_rows_t(const qmat *w, const int32_t *rows, int n, const float *x, float *y,
-                       int f16) {
-    int i = 0;
-    for (; i + 4 <= n; i += 4)
-        dot4(row_at(w, rows[i], f16), row_at(w, rows[i + 1], f16), row_at(w, rows[i + 2], f16),
-             row_at(w, rows[i + 3], f16), x, w->cols, y + i, f16);
-    for (; i < n; i++) y[i] = dot1(row_at(w, rows[i], f16), x, w->cols, f16);
-}
+/* row_at, matvec_t, matmat_t, dot_rows_t over this file's dot1/dot4/row4 */
+#include "kern/kern_f_tmpl.h"
 
 /* ---- q8/q4 (kern_q_tmpl.h): vpdpbusd adds four u8*s8 products straight
  * into each int32 lane (no int16 step, no saturation), so q8 codes need no
