@@ -123,6 +123,9 @@ PY
 check "serve without --stdio is refused" grep -q -- "--stdio" "$T/f.err"
 
 # --- laya type -----------------------------------------------------------
+expect_fail "serve: --max-steps out of range" "expects a whole number" "$LAYA" serve --stdio --model "$M" --max-steps 0
+printf '{"op":"suggest","context":"the ","k":3}\n' | "$LAYA" serve --stdio --model "$M" --max-steps 1 >"$T/ms1.json" 2>&1
+check "serve: --max-steps 1 still answers" grep -q '"suggestions"' "$T/ms1.json"
 expect_fail "type refuses a non-terminal" "needs a terminal" sh -c "echo hi | '$LAYA' type --model '$M'"
 "$LAYA" complete --model "$M" -k 1 --json "Best re" >"$T/best.json"
 check "type: ghost text, Tab accepts, Chinese input, terminal restored" python3 - "$LAYA" "$M" "$T/best.json" <<'PY'
