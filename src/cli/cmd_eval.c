@@ -259,6 +259,17 @@ static void score(eval_run *ev, eval_engine *e, int ti) {
 
 /* ---- one pass of the typist over one text -------------------------------- */
 
+/* The "suggestions" array of a reply to a suggest request, or die naming
+ * the engine and the request (an error reply, or no array). */
+static json_t *suggestions_of(const eval_engine *e, json_t *reply) {
+    const char *msg = reply_error(reply);
+    if (msg) cli_die("engine %s answered an error: \"%s\"; to request: %.160s", e->desc, msg, e->last_sent);
+    json_t *sug = json_object_get(reply, "suggestions");
+    if (!json_is_array(sug))
+        cli_die("engine %s answered without a \"suggestions\" array to request: %.160s", e->desc, e->last_sent);
+    return sug;
+}
+
 static void progress(eval_run *ev, const text *t, int k, size_t pos_chars, const pass_stats *ps) {
     double now = cli_now_s();
     if (now - ev->last_progress < 3.0) return;
@@ -277,13 +288,7 @@ static void type_text(eval_run *ev, eval_engine *e, int ti, int k, pass_stats *p
         double rtt;
         json_t *reply = ask(e, json_pack("{s:s,s:s,s:s%,s:i}", "op", "suggest", "session", sid,
                                          "context", t->bytes, pos, "k", k), &rtt);
-        const char *msg = reply_error(reply);
-        if (msg) cli_die("engine %s answered an error: \"%s\"; to request: %.160s", e->desc, msg,
-                         e->last_sent);
-        json_t *sug = json_object_get(reply, "suggestions"), *us = json_object_get(reply, "us");
-        if (!json_is_array(sug))
-            cli_die("engine %s answered without a \"suggestions\" array to request: %.160s",
-                    e->desc, e->last_sent);
+        json_t *sug = suggestions_of(e, reply), *us = json_object_get(reply, "us");
         samples_add(&ev->rtt_us, rtt);
         if (json_is_number(us)) samples_add(&ev->eng_us, json_number_value(us));
 
@@ -345,13 +350,7 @@ static void next_words(eval_run *ev, eval_engine *e, int ti, int k) {
         if (!want) continue;
         json_t *reply = ask(e, json_pack("{s:s,s:s,s:s%,s:i}", "op", "suggest", "session", sid,
                                          "context", t->bytes, pos, "k", k), NULL);
-        const char *msg = reply_error(reply);
-        if (msg) cli_die("engine %s answered an error: \"%s\"; to request: %.160s", e->desc, msg,
-                         e->last_sent);
-        json_t *sug = json_object_get(reply, "suggestions"), *s;
-        if (!json_is_array(sug))
-            cli_die("engine %s answered without a \"suggestions\" array to request: %.160s",
-                    e->desc, e->last_sent);
+        json_t *sug = suggestions_of(e, reply), *s;
         size_t idx;
         int hit = 0;
         json_array_foreach(sug, idx, s) {
@@ -583,11 +582,7 @@ static void sim_text(eval_run *ev, eval_engine *e, int ti, int k, int decide, si
         json_t *reply = ask(e, json_pack("{s:s,s:s,s:s%,s:i,s:f,s:b}", "op", "suggest", "session", sid,
                                          "context", scr, slen, "k", k, "t_ms", t_last, "decide", decide),
                             &rtt);
-        const char *msg = reply_error(reply);
-        if (msg) cli_die("engine %s answered an error: \"%s\"; to request: %.160s", e->desc, msg, e->last_sent);
-        json_t *sug = json_object_get(reply, "suggestions"), *us = json_object_get(reply, "us");
-        if (!json_is_array(sug))
-            cli_die("engine %s answered without a \"suggestions\" array to request: %.160s", e->desc, e->last_sent);
+        json_t *sug = suggestions_of(e, reply), *us = json_object_get(reply, "us");
         samples_add(&ev->rtt_us, rtt);
         if (json_is_number(us)) samples_add(&ev->eng_us, json_number_value(us));
         const char *held = json_string_value(json_object_get(reply, "held"));
