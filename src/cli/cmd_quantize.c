@@ -85,11 +85,9 @@ int cmd_quantize(int argc, char **argv) {
         }
         if (!strcmp(a, "--bits") || !strcmp(a, "--group")) {
             if (i + 1 >= argc) cli_die("%s needs a value (laya quantize --help)", a);
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || end == argv[i]) cli_die("%s: '%s' is not a number", a, argv[i]);
-            if (a[2] == 'b') bits = (int)v;
-            else group = v;
+            /* the exact values (4|8, 32|64|128) are checked below */
+            if (a[2] == 'b') bits = (int)cli_int(a, argv[++i], 4, 8);
+            else group = cli_int(a, argv[++i], 32, 128);
         } else if (a[0] == '-' && a[1]) {
             cli_die("unknown option '%s' (laya quantize --help)", a);
         } else if (!in) {

@@ -67,11 +67,7 @@ static int cmd_train_tok(int argc, char **argv) {
     int nf = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--vocab") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < TOK_FIRST_MERGE || v > TOK_MAX_VOCAB)
-                cli_die("--vocab %s: want an integer in %d..%d", argv[i], TOK_FIRST_MERGE, TOK_MAX_VOCAB);
-            vocab = (int32_t)v;
+            vocab = (int32_t)cli_int("--vocab", argv[++i], TOK_FIRST_MERGE, TOK_MAX_VOCAB);
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) cli_die("tokenizer train: unknown option '%s'", argv[i]);
         else files[nf++] = argv[i];

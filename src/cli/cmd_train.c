@@ -33,15 +33,6 @@ static const char USAGE[] =
 static volatile int stop_flag;
 static void on_signal(int sig) { (void)sig; stop_flag = 1; }
 
-static long long parse_int(const char *opt, const char *s, long long lo, long long hi) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        cli_die("%s: '%s' is not an integer in %lld..%lld", opt, s, lo, hi);
-    return v;
-}
-
 static double parse_num(const char *opt, const char *s, double lo, double hi) {
     char *end;
     errno = 0;
@@ -144,23 +135,23 @@ int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--valid")) valid_list = (char *)v;
         else if (!strcmp(a, "--tok")) o.tok_path = v;
         else if (!strcmp(a, "-o")) o.out_dir = v;
-        else if (!strcmp(a, "--H")) o.cfg.H = (int32_t)parse_int(a, v, 8, 4096);
-        else if (!strcmp(a, "--D")) o.cfg.D = (int32_t)parse_int(a, v, 1, 4096);
-        else if (!strcmp(a, "--L")) o.cfg.L = (int32_t)parse_int(a, v, 1, MODEL_MAX_L);
-        else if (!strcmp(a, "--W")) o.cfg.W = (int32_t)parse_int(a, v, 1, MODEL_MAX_W);
-        else if (!strcmp(a, "--batch")) o.B = (int)parse_int(a, v, 1, 4096);
-        else if (!strcmp(a, "--seq")) o.T = (int)parse_int(a, v, 1, 4096);
+        else if (!strcmp(a, "--H")) o.cfg.H = (int32_t)cli_int(a, v, 8, 4096);
+        else if (!strcmp(a, "--D")) o.cfg.D = (int32_t)cli_int(a, v, 1, 4096);
+        else if (!strcmp(a, "--L")) o.cfg.L = (int32_t)cli_int(a, v, 1, MODEL_MAX_L);
+        else if (!strcmp(a, "--W")) o.cfg.W = (int32_t)cli_int(a, v, 1, MODEL_MAX_W);
+        else if (!strcmp(a, "--batch")) o.B = (int)cli_int(a, v, 1, 4096);
+        else if (!strcmp(a, "--seq")) o.T = (int)cli_int(a, v, 1, 4096);
         else if (!strcmp(a, "--lr")) o.lr = (float)parse_num(a, v, 1e-9, 1);
         else if (!strcmp(a, "--wd")) o.wd = (float)parse_num(a, v, 0, 10);
         else if (!strcmp(a, "--dropout")) o.dropout = (float)parse_num(a, v, 0, 0.95);
         else if (!strcmp(a, "--clip")) o.clip = (float)parse_num(a, v, 0, 1e9);
-        else if (!strcmp(a, "--warmup")) o.warmup = parse_int(a, v, 0, LLONG_MAX / 2);
-        else if (!strcmp(a, "--steps")) o.steps = parse_int(a, v, 1, LLONG_MAX / 2);
+        else if (!strcmp(a, "--warmup")) o.warmup = cli_int(a, v, 0, LONG_MAX / 2);
+        else if (!strcmp(a, "--steps")) o.steps = cli_int(a, v, 1, LONG_MAX / 2);
         else if (!strcmp(a, "--time-budget")) o.time_budget = parse_num(a, v, 1, 1e8);
-        else if (!strcmp(a, "--threads")) threads = (int)parse_int(a, v, 1, 1024);
-        else if (!strcmp(a, "--eval-every")) o.eval_every = (int)parse_int(a, v, 1, INT_MAX);
-        else if (!strcmp(a, "--eval-tokens")) o.eval_tokens = parse_int(a, v, 0, LLONG_MAX / 2);
-        else if (!strcmp(a, "--seed")) o.seed = (uint64_t)parse_int(a, v, 0, LLONG_MAX);
+        else if (!strcmp(a, "--threads")) threads = (int)cli_int(a, v, 1, 1024);
+        else if (!strcmp(a, "--eval-every")) o.eval_every = (int)cli_int(a, v, 1, INT_MAX);
+        else if (!strcmp(a, "--eval-tokens")) o.eval_tokens = cli_int(a, v, 0, LONG_MAX / 2);
+        else if (!strcmp(a, "--seed")) o.seed = (uint64_t)cli_int(a, v, 0, LONG_MAX);
         else if (!strcmp(a, "--device")) {
             if (strcmp(v, "cpu") && strcmp(v, "cuda")) cli_die("--device: '%s' is not cpu or cuda", v);
             cuda = !strcmp(v, "cuda");
