@@ -33,13 +33,6 @@ size_t model_scratch_floats(const model_cfg *c) {
     return 8 * (size_t)c->H + 2 * (size_t)c->D + (size_t)c->W;
 }
 
-/* The GRU update of one layer from its two gate products gi = W_ih x and
- * gh = W_hh h (G each, biases not yet added): h (H) is updated in place
- * (the kernel table's gates: 8 lanes where the CPU has them). */
-static void gru_update(const model_layer *ly, int H, const float *gi, const float *gh, float *h) {
-    kern_get()->gru_gates(H, gi, gh, ly->b_ih, ly->b_hh, h);
-}
-
 /* Attention of query q (D) over the ring kr/vr (W, D) of one layer, whose
  * newest entry is position pos: ctx (D); sc (W) scratch. */
 static void attend(int D, int W, int64_t pos, const float *q, const float *kr, const float *vr,
@@ -93,7 +86,7 @@ void model_step(const model *m, model_state *s, int32_t token, float *scratch, f
 
         k->matvec(&ly->w_ih, x, gi);
         k->matvec(&ly->w_hh, h, gh);
-        gru_update(ly, H, gi, gh, h);
+        k->gru_gates(H, gi, gh, ly->b_ih, ly->b_hh, h);   /* GRU update of h in place */
         k->matvec(&ly->wq, h, q);
         k->matvec(&ly->wk, h, kr + (size_t)slot * D);
         k->matvec(&ly->wv, h, vr + (size_t)slot * D);
@@ -131,7 +124,7 @@ void model_step_batch(const model *m, model_state *const *s, const int32_t *toke
         k->matmat(&ly->w_hh, Hc, n, GH);
         for (int b = 0; b < n; b++) {
             float *h = s[b]->h + (size_t)l * H;
-            gru_update(ly, H, GI + (size_t)b * G, GH + (size_t)b * G, h);
+            k->gru_gates(H, GI + (size_t)b * G, GH + (size_t)b * G, ly->b_ih, ly->b_hh, h);
             memcpy(Hc + (size_t)b * H, h, (size_t)H * sizeof(float));
         }
         k->matmat(&ly->wq, Hc, n, Q);
