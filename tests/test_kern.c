@@ -278,16 +278,21 @@ static void check_gates(const kern_table *t) {
     }
 }
 
-TEST(kern_gru_gates_match_ref) {
+/* Runs check on every vector table this CPU has; returns how many. */
+static int for_vector_tables(void (*check)(const kern_table *)) {
     const char *names[] = {"avx2", "avx512"};
     int ran = 0;
     for (int i = 0; i < 2; i++) {
         const kern_table *t = kern_by_name(names[i]);
         if (!t) continue;
-        check_gates(t);
+        check(t);
         ran++;
     }
-    if (!ran) SKIP("this CPU has neither AVX2 nor AVX-512");
+    return ran;
+}
+
+TEST(kern_gru_gates_match_ref) {
+    if (!for_vector_tables(check_gates)) SKIP("this CPU has neither AVX2 nor AVX-512");
 }
 
 /* logit_mass of every table against the reference: the same max (a max is
@@ -295,31 +300,27 @@ TEST(kern_gru_gates_match_ref) {
  * another summation order; a missing or doubled term moves them by more
  * than 1e-4 for these n). Weights: some tokens out of the normaliser, some
  * ending a word; logits spread so that some fall below the -40 cut. */
-TEST(kern_logit_mass_match_ref) {
+static void check_logit_mass(const kern_table *k) {
     static const int ns[] = {1, 7, 8, 9, 100, 8192};
-    const char *names[] = {"avx2", "avx512"};
-    int ran = 0;
-    for (int t = 0; t < 2; t++) {
-        const kern_table *k = kern_by_name(names[t]);
-        if (!k) continue;
-        ran++;
-        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
-            int n = ns[a];
-            float *lg = malloc(sizeof(float) * n), *w = malloc(sizeof(float) * n), *e = malloc(sizeof(float) * n);
-            for (int i = 0; i < n; i++) {
-                lg[i] = 30.0f * frand();
-                w[i] = (i % 5 == 3 && n > 1) ? 0.0f : 1.0f;
-                e[i] = (w[i] > 0 && i % 3 == 0) ? 1.0f : 0.0f;
-            }
-            float m0, m1;
-            double z0, z1, e0, e1;
-            kern_logit_mass_ref(lg, w, e, n, &m0, &z0, &e0);
-            k->logit_mass(lg, w, e, n, &m1, &z1, &e1);
-            CHECKF(m0 == m1, "%s n=%d: max %.9g vs ref %.9g", k->name, n, (double)m1, (double)m0);
-            CHECKF(fabs(z1 - z0) <= 1e-6 * z0, "%s n=%d: z %.12g vs ref %.12g", k->name, n, z1, z0);
-            CHECKF(fabs(e1 - e0) <= 1e-6 * z0, "%s n=%d: ze %.12g vs ref %.12g", k->name, n, e1, e0);
-            free(lg), free(w), free(e);
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+        int n = ns[a];
+        float *lg = malloc(sizeof(float) * n), *w = malloc(sizeof(float) * n), *e = malloc(sizeof(float) * n);
+        for (int i = 0; i < n; i++) {
+            lg[i] = 30.0f * frand();
+            w[i] = (i % 5 == 3 && n > 1) ? 0.0f : 1.0f;
+            e[i] = (w[i] > 0 && i % 3 == 0) ? 1.0f : 0.0f;
         }
+        float m0, m1;
+        double z0, z1, e0, e1;
+        kern_logit_mass_ref(lg, w, e, n, &m0, &z0, &e0);
+        k->logit_mass(lg, w, e, n, &m1, &z1, &e1);
+        CHECKF(m0 == m1, "%s n=%d: max %.9g vs ref %.9g", k->name, n, (double)m1, (double)m0);
+        CHECKF(fabs(z1 - z0) <= 1e-6 * z0, "%s n=%d: z %.12g vs ref %.12g", k->name, n, z1, z0);
+        CHECKF(fabs(e1 - e0) <= 1e-6 * z0, "%s n=%d: ze %.12g vs ref %.12g", k->name, n, e1, e0);
+        free(lg), free(w), free(e);
     }
-    if (!ran) SKIP("this CPU has neither AVX2 nor AVX-512");
+}
+
+TEST(kern_logit_mass_match_ref) {
+    if (!for_vector_tables(check_logit_mass)) SKIP("this CPU has neither AVX2 nor AVX-512");
 }
