@@ -42,9 +42,11 @@ typedef struct {
     qmat m;
     uint8_t *q;
     float *s, *b, *w;  /* w: the f32 source, NULL for grid matrices */
+    void *panel;       /* m's panel form (with_panel), else NULL */
 } qbuf;
 
 static void qbuf_free(qbuf *b) {
+    free(b->panel);
     free(b->q);
     free(b->s);
     free(b->b);
@@ -137,10 +139,21 @@ static row_ref ref_row(const qmat *m, int r, const float *x, const kern_qx *qx) 
     return o;
 }
 
+/* Gives b its panel form (kern.h), which matvec and matmat then read. */
+static void with_panel(qbuf *b) {
+    size_t n = kern_panel_bytes(&b->m);
+    if (!n || !(b->panel = aligned_alloc(32, (n + 31) / 32 * 32))) abort();  /* a test bug */
+    kern_panel_pack(&b->m, b->panel);
+    b->m.panel = b->panel;
+}
+
 /* Compares t's kernels with the references on one (R, C) matrix; grid: the
- * exact check, else checks 2 and 3. Returns 0, or 1 with a reason. */
-static int compare(const kern_table *t, qtype ty, int R, int C, int G, int grid, char *why, size_t wl) {
+ * exact check, else checks 2 and 3; panel: the kernels read the panel form.
+ * Returns 0, or 1 with a reason. */
+static int compare(const kern_table *t, qtype ty, int R, int C, int G, int grid, int panel, char *why,
+                   size_t wl) {
     qbuf b = grid ? make_grid(ty, R, C, G) : make_random(ty, R, C, G);
+    if (panel) with_panel(&b);
     const qmat *m = &b.m;
     enum { NMAX = 7 };
     float *x = malloc((size_t)NMAX * C * sizeof *x);
@@ -162,9 +175,10 @@ static int compare(const kern_table *t, qtype ty, int R, int C, int G, int grid,
                            : fabs(g_ - o_.yq) <= 1e-6 + 1e-5 * o_.Sq &&                   \
                              fabs(g_ - w_) <= 1e-6 + 1e-5 * o_.S + o_.X;                  \
             if (!ok_ && !bad) {                                                           \
-                snprintf(why, wl, "%s %s q%d G=%d R=%d C=%d%s: row %d vec %d got %.9g ref %.9g " \
+                snprintf(why, wl, "%s %s q%d G=%d R=%d C=%d%s%s: row %d vec %d got %.9g ref %.9g " \
                          "int-path %.9g (X %.3g S %.3g)", t->name, what, ty == QT_Q4 ? 4 : 8, G, \
-                         R, C, grid ? " grid" : "", (r), (i), g_, w_, o_.yq, o_.X, o_.S); \
+                         R, C, grid ? " grid" : "", panel ? " panel" : "", (r), (i), g_, w_, o_.yq, \
+                         o_.X, o_.S);                                                     \
                 bad = 1;                                                                  \
             }                                                                             \
         } while (0)
@@ -211,11 +225,14 @@ static void check_table(const kern_table *t, int grid_only) {
                 for (size_t ci = 0; ci < sizeof col_mults / sizeof col_mults[0]; ci++) {
                     int G = groups[gi], R = row_sizes[ri], C = col_mults[ci] * G;
                     if ((long)R * C > 255 * 1024) continue;  /* keep the sweep fast */
-                    if (!grid_only) CHECKF(!compare(t, (qtype)ty, R, C, G, 0, why, sizeof why), "%s", why);
-                    if (C <= 384) CHECKF(!compare(t, (qtype)ty, R, C, G, 1, why, sizeof why), "%s", why);
+                    for (int panel = 0; panel < 2; panel++) {
+                        if (!grid_only) CHECKF(!compare(t, (qtype)ty, R, C, G, 0, panel, why, sizeof why), "%s", why);
+                        if (C <= 384) CHECKF(!compare(t, (qtype)ty, R, C, G, 1, panel, why, sizeof why), "%s", why);
+                    }
                 }
     for (int ty = QT_Q8; ty <= QT_Q4 && !grid_only; ty++)
-        CHECKF(!compare(t, (qtype)ty, 1023, 1024, 64, 0, why, sizeof why), "%s", why);
+        for (int panel = 0; panel < 2; panel++)
+            CHECKF(!compare(t, (qtype)ty, 1023, 1024, 64, 0, panel, why, sizeof why), "%s", why);
 }
 
 TEST(quant_ref_matches_itself_on_grid) { check_table(&kern_table_ref, 1); }
@@ -261,15 +278,56 @@ TEST(quant_checker_catches_broken_kernel) {
     for (int gi = 0; gi < 3; gi++)
         for (int ty = QT_Q8; ty <= QT_Q4; ty++) {
             why[0] = 0;
-            CHECKF(compare(&broken, (qtype)ty, 17, 2 * groups[gi], groups[gi], 1, why, sizeof why),
+            CHECKF(compare(&broken, (qtype)ty, 17, 2 * groups[gi], groups[gi], 1, 0, why, sizeof why),
                    "off-by-one accepted, G=%d", groups[gi]);
             CHECK(strstr(why, "broken matvec") != NULL);
         }
-    CHECK(compare(&swapped, QT_Q4, 7, 64, 32, 1, why, sizeof why));
-    CHECK(compare(&swapped, QT_Q4, 7, 64, 32, 0, why, sizeof why));
+    CHECK(compare(&swapped, QT_Q4, 7, 64, 32, 1, 0, why, sizeof why));
+    CHECK(compare(&swapped, QT_Q4, 7, 64, 32, 0, 0, why, sizeof why));
     CHECK(strstr(why, "swapped matvec") != NULL);
     /* and the same harness accepts the reference itself on those shapes */
-    CHECK(!compare(&kern_table_ref, QT_Q4, 17, 64, 32, 1, why, sizeof why));
+    CHECK(!compare(&kern_table_ref, QT_Q4, 17, 64, 32, 1, 0, why, sizeof why));
+}
+
+/* The vector kernels really read the panel form when a matrix has one (else
+ * the panel checks above would pass on the row-major path): one code changed
+ * in the panel of the last (partial) panel's last row moves exactly that
+ * row's output, in matvec and in matmat, for q8 and q4. */
+TEST(quant_panel_is_what_the_kernels_read) {
+    int tables = 0;
+    static const char *names[] = {"avx2", "avx512"};
+    for (int ti = 0; ti < 2; ti++) {
+        const kern_table *t = kern_by_name(names[ti]);
+        if (!t) continue;
+        tables++;
+        for (int ty = QT_Q8; ty <= QT_Q4; ty++) {
+            enum { R = 13, C = 128, G = 64 };
+            qbuf b = make_grid((qtype)ty, R, C, G);
+            with_panel(&b);
+            float x[2 * C], y0[2 * R], y1[2 * R];
+            grid_x(x, C, G);
+            grid_x(x + C, C, G);
+            x[0] = x[0] == 0 ? 0x1p-7f : x[0];  /* column 0 must count */
+            x[C] = x[C] == 0 ? 0x1p-7f : x[C];
+            t->matmat(&b.m, x, 2, y0);
+            /* row 12 is lane 4 of panel 1; column quad/octet 0, byte 0 */
+            uint8_t *code = (uint8_t *)b.panel + kern_panel_view(&b.m).stride + 4 * 4;
+            *code ^= 1;
+            t->matmat(&b.m, x, 2, y1);
+            int moved = 0, others = 0;
+            for (int i = 0; i < 2; i++)
+                for (int r = 0; r < R; r++) {
+                    int d = y0[i * R + r] != y1[i * R + r];
+                    if (r == 12) moved += d;
+                    else others += d;
+                }
+            t->matvec(&b.m, x, y1);
+            CHECKF(moved == 2 && others == 0 && y1[12] != y0[12], "%s q%d: moved %d others %d",
+                   t->name, ty == QT_Q4 ? 4 : 8, moved, others);
+            qbuf_free(&b);
+        }
+    }
+    if (!tables) SKIP("this CPU lacks AVX2");
 }
 
 /* ---- quantize / dequantize ---- */

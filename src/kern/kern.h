@@ -22,7 +22,32 @@ typedef struct {
     const void *data;      /* (R, C) elements of type (packed for q4) */
     const float *scales;   /* (R, C/group) for q8/q4, else NULL */
     const float *biases;   /* (R, C/group) for q8/q4, else NULL */
+    const void *panel;     /* the same q8/q4 weights in panel form (kern_panel_pack),
+                              which matvec/matmat then read instead; NULL if none */
 } qmat;
+
+/* ---- Panel form (kern_panel.c) ----
+ *
+ * The vector q8/q4 products read a matrix in panels of KERN_PANEL_ROWS = 8
+ * rows interleaved four columns at a time, so that one 32-byte load feeds
+ * eight rows at once and the eight int32 lanes of a dot instruction are
+ * eight rows' sums: no horizontal sum per row, and the per-group float work
+ * (scale, bias) is one vector operation for eight rows. Derived from the
+ * stored (row-major) form at load; dot_rows and kern_row_f32 keep using the
+ * row-major form. Layout, NP = ceil(R/8) panels, rows past R zero:
+ *   codes  (NP, C/4, 8, 4) q8 bytes: panel p, column quad k, lane r holds
+ *          columns 4k..4k+3 of row 8p+r;
+ *          q4: (NP, C/8, 8, 4) bytes: byte j of lane r in column octet k
+ *          holds column 8k+j in the low nibble and 8k+4+j in the high;
+ *   scales (NP, C/G, 8) f32, biases (NP, C/G, 8) f32 (row 8p+r in lane r).
+ * Shape letters: NP panels. */
+enum { KERN_PANEL_ROWS = 8 };
+/* Bytes kern_panel_pack writes for w, or 0 if w has no panel form (not
+ * q8/q4, or a shape the vector kernels take the reference for). */
+size_t kern_panel_bytes(const qmat *w);
+/* Writes w's panel form into mem (kern_panel_bytes(w) bytes, 32-byte
+ * aligned, caller-owned); the caller then sets w->panel = mem. */
+void kern_panel_pack(const qmat *w, void *mem);
 
 typedef struct {
     const char *name;  /* "ref", "avx2", "avx512" */

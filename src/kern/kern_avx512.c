@@ -11,6 +11,7 @@
 #include "kern/kern_impl.h"
 
 #include <immintrin.h>
+#include <string.h>
 
 #include "kern/quant.h"
 

@@ -63,6 +63,15 @@ static inline int kern_q_fast(const qmat *w) {
            w->group == 128) && w->cols % w->group == 0 && w->cols <= KERN_QX_MAX_COLS;
 }
 
+/* A matrix's panel block (kern.h) cut into its parts: panel p's codes at
+ * codes + p * stride, its scales and biases at (p * NG + g) * 8. */
+typedef struct {
+    const uint8_t *codes;
+    size_t stride;
+    const float *scales, *biases;
+} kern_panel;
+kern_panel kern_panel_view(const qmat *w);
+
 /* The AVX2 q8/q4 entries, which the AVX-512 table also uses on a CPU
  * without VNNI. */
 void kern_q_matvec_avx2(const qmat *w, const float *x, float *y);

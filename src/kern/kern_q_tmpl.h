@@ -132,6 +132,123 @@ qtile(const qmat *w, const int32_t *rows, const kern_qx *const *xs, int NR, int 
     for (int k = 0; k < NR * NV; k++) out[k] = q_hsum(acc[k]);
 }
 
+/* ---- panels (kern.h: the panel form) ---- */
+
+static inline int32_t q_ld32(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Y(NV, R) rows 8 p0 .. 8 (p0 + NP) - 1 against NV quantized vectors (x in
+ * natural column order): each 32-byte chunk of a panel holds 4 columns (q4:
+ * 8) of its 8 rows, multiplied by those columns of x broadcast to every
+ * lane, so lane r accumulates row r's integer dot. NA integer accumulators
+ * per (panel, vector) take a group's chunks in turn: NP * NV * NA
+ * independent dot chains hide the dot instruction's latency. Per group the
+ * f32 part is one FMA for 8 rows: acc += (s_g * d_g) * I_g + b_g * sx_g,
+ * with the AVX2 q8 offset added to I_g in int32 (exact). */
+static inline __attribute__((always_inline)) void
+ptile(const qmat *w, const kern_panel *pv, int32_t p0, const kern_qx *const *xs, int NP, int NV,
+      int NA, float *y, int q4, const int32_t G) {
+    const int32_t R = w->rows, NG = w->cols / G;
+    const int CH = q4 ? 8 : 4, NC = G / CH;   /* columns per chunk, chunks per group */
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256 acc[8];
+    _Pragma("GCC unroll 8")
+    for (int k = 0; k < NP * NV; k++) acc[k] = _mm256_setzero_ps();
+    for (int32_t g = 0; g < NG; g++) {
+        __m256i I[16];
+        _Pragma("GCC unroll 16")
+        for (int k = 0; k < NP * NV * NA; k++) I[k] = _mm256_setzero_si256();
+        const uint8_t *cp[4];
+        _Pragma("GCC unroll 4")
+        for (int p = 0; p < NP; p++) cp[p] = pv->codes + (size_t)(p0 + p) * pv->stride + (size_t)g * NC * 32;
+        _Pragma("GCC unroll 32")
+        for (int c = 0; c < NC; c++) {
+            const int a = c % NA;
+            const size_t col = (size_t)g * G + (size_t)c * CH;
+            __m256i xb[4], xh[4];
+            _Pragma("GCC unroll 4")
+            for (int j = 0; j < NV; j++) {
+                xb[j] = _mm256_set1_epi32(q_ld32(xs[j]->q + col));
+                if (q4) xh[j] = _mm256_set1_epi32(q_ld32(xs[j]->q + col + 4));
+            }
+            _Pragma("GCC unroll 4")
+            for (int p = 0; p < NP; p++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(cp[p] + 32 * c));
+                if (q4) {
+                    __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                    _Pragma("GCC unroll 4")
+                    for (int j = 0; j < NV; j++) {
+                        const int k = (p * NV + j) * NA + a;
+                        I[k] = Q_DOT4(Q_DOT4(I[k], lo, xb[j]), hi, xh[j]);
+                    }
+                } else {
+                    _Pragma("GCC unroll 4")
+                    for (int j = 0; j < NV; j++) {
+                        const int k = (p * NV + j) * NA + a;
+                        I[k] = Q_DOT8(I[k], v, xb[j]);
+                    }
+                }
+            }
+        }
+        _Pragma("GCC unroll 4")
+        for (int p = 0; p < NP; p++) {
+            const size_t at = ((size_t)(p0 + p) * NG + g) * KERN_PANEL_ROWS;
+            const __m256 s = _mm256_loadu_ps(pv->scales + at), b = _mm256_loadu_ps(pv->biases + at);
+            _Pragma("GCC unroll 4")
+            for (int j = 0; j < NV; j++) {
+                const int k = (p * NV + j) * NA;
+                __m256i Is = I[k];
+                _Pragma("GCC unroll 4")
+                for (int a = 1; a < NA; a++) Is = _mm256_add_epi32(Is, I[k + a]);
+                if (!q4 && Q8_OFFSET) Is = _mm256_add_epi32(Is, _mm256_set1_epi32(Q8_OFFSET * xs[j]->sq[g]));
+                __m256 sd = _mm256_mul_ps(s, _mm256_set1_ps(xs[j]->d[g]));
+                acc[p * NV + j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Is), sd, acc[p * NV + j]);
+                acc[p * NV + j] = _mm256_fmadd_ps(b, _mm256_set1_ps(xs[j]->s[g]), acc[p * NV + j]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 4")
+    for (int p = 0; p < NP; p++) {
+        const int32_t r0 = (p0 + p) * KERN_PANEL_ROWS, nr = R - r0 < 8 ? R - r0 : 8;
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < NV; j++) {
+            float *dst = y + (size_t)j * (size_t)R + (size_t)r0;
+            if (nr == 8) {
+                _mm256_storeu_ps(dst, acc[p * NV + j]);
+            } else {
+                float t[8];
+                _mm256_storeu_ps(t, acc[p * NV + j]);
+                memcpy(dst, t, (size_t)nr * sizeof *t);
+            }
+        }
+    }
+}
+
+/* Every panel against nv <= 4 vectors: blocks of NP panels (the tail one
+ * at a time), NP and NA chosen per nv to keep 8 or more dot chains within
+ * the registers. */
+static inline __attribute__((always_inline)) void
+q_panels(const qmat *w, const kern_qx *const *xs, int nv, float *y, int q4, int32_t G) {
+    const kern_panel pv = kern_panel_view(w);
+    const int32_t NPn = (w->rows + KERN_PANEL_ROWS - 1) / KERN_PANEL_ROWS;
+    int32_t p = 0;
+    switch (nv) {
+    case 1: for (; p + 4 <= NPn; p += 4) ptile(w, &pv, p, xs, 4, 1, 2, y, q4, G); break;
+    case 2: for (; p + 2 <= NPn; p += 2) ptile(w, &pv, p, xs, 2, 2, 2, y, q4, G); break;
+    case 3: for (; p + 2 <= NPn; p += 2) ptile(w, &pv, p, xs, 2, 3, 2, y, q4, G); break;
+    default: for (; p + 2 <= NPn; p += 2) ptile(w, &pv, p, xs, 2, 4, 1, y, q4, G); break;
+    }
+    for (; p < NPn; p++) switch (nv) {
+        case 1: ptile(w, &pv, p, xs, 1, 1, 4, y, q4, G); break;
+        case 2: ptile(w, &pv, p, xs, 1, 2, 4, y, q4, G); break;
+        case 3: ptile(w, &pv, p, xs, 1, 3, 2, y, q4, G); break;
+        default: ptile(w, &pv, p, xs, 1, 4, 2, y, q4, G); break;
+        }
+}
+
 /* The three table entries over qtile; every non-fast shape takes the
  * reference (kern_q_fast). Q_VARIANTS(call) expands call(q4, G) once per
  * type and group, so each gets its own constant-folded loops. */
@@ -159,6 +276,14 @@ static void q_matvec(const qmat *w, const float *x, float *y) {
         return;
     }
     kern_qx qx;
+    if (w->panel) {
+        const kern_qx *xs[1] = {&qx};
+        kern_quant_x_avx2(x, w->cols, w->group, 0, &qx);
+#define Q_CALL(q4, G) q_panels(w, xs, 1, y, q4, G)
+        Q_VARIANTS(w, Q_CALL)
+#undef Q_CALL
+        return;
+    }
     kern_quant_x_avx2(x, w->cols, w->group, w->type == QT_Q4, &qx);
     int32_t rows[64];
     for (int32_t r0 = 0; r0 < w->rows; r0 += 64) {
@@ -209,7 +334,15 @@ static void q_matmat(const qmat *w, const float *x, int n, float *y) {
     const int64_t R = w->rows, C = w->cols;
     for (int i = 0; i < n; i += 4) {
         int nv = n - i < 4 ? n - i : 4;
-        for (int j = 0; j < nv; j++) kern_quant_x_avx2(x + (i + j) * C, w->cols, w->group, w->type == QT_Q4, &qx[j]);
+        const int order = w->type == QT_Q4 && !w->panel;
+        for (int j = 0; j < nv; j++) kern_quant_x_avx2(x + (i + j) * C, w->cols, w->group, order, &qx[j]);
+        if (w->panel) {
+            /* rows of y for vectors i.. : y + i * R, row stride R */
+#define Q_CALL(q4, G) q_panels(w, xs, nv, y + i * R, q4, G)
+            Q_VARIANTS(w, Q_CALL)
+#undef Q_CALL
+            continue;
+        }
 #define Q_CALL(q4, G) q_matmat_block(w, xs, nv, y + i * R, q4, G)
         Q_VARIANTS(w, Q_CALL)
 #undef Q_CALL

@@ -89,6 +89,7 @@ typedef struct model {
     char *meta_json;            /* the __metadata__ object, owned */
     void *map; size_t map_len;  /* the read-only mapping, owned (may be NULL) */
     void *owned;                /* converted weights, owned (may be NULL) */
+    void *panels;               /* the q8/q4 matrices' panel forms, owned (may be NULL) */
 } model;
 
 /* Loads and validates a safetensors model file (see model_file.c for the

@@ -21,7 +21,10 @@
  * shapes against the config, the checksum (which reads every byte: the
  * "touch every weight at load" of C5), and finite weights, scales and
  * biases. F32 tensors and F16/U8 matrices are used in place; F16 vectors are converted into one owned
- * allocation. Little-endian hosts only (as x86-64).
+ * allocation, and q8/q4 matrices also get their panel form (kern.h), which
+ * the step's products read, in one more (about the size of the weights;
+ * the mapped row-major form is then read only by embedding lookups and the
+ * logits of listed tokens). Little-endian hosts only (as x86-64).
  *
  * Shape letters: V vocab, H hidden, D attention width, L layers, W window,
  * G = 3H. */
@@ -96,6 +99,7 @@ void model_free(model *m) {
     free(m->meta_json);
     if (m->map) munmap(m->map, m->map_len);
     free(m->owned);
+    free(m->panels);
     free(m);
 }
 
@@ -318,6 +322,22 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
             }
             ptr[i] = conv;
             conv += have[i]->shape[0];
+        }
+    }
+    /* the panel form of every q8/q4 matrix, in one 64-byte aligned block */
+    size_t pbytes = 0;
+    for (int k = 0; k < nw; k++)
+        if (want[k].is_matrix) pbytes += (kern_panel_bytes(&mats[k]) + 63) / 64 * 64;
+    if (pbytes) {
+        if (!(m->panels = aligned_alloc(64, pbytes)))
+            return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory laying out the weights (%zu bytes)", pbytes);
+        uint8_t *at = m->panels;
+        for (int k = 0; k < nw; k++) {
+            size_t n = want[k].is_matrix ? kern_panel_bytes(&mats[k]) : 0;
+            if (!n) continue;
+            kern_panel_pack(&mats[k], at);
+            mats[k].panel = at;
+            at += (n + 63) / 64 * 64;
         }
     }
     int i = 0;

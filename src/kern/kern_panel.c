@@ -1,0 +1,62 @@
+/* kern_panel.c - the panel form of q8/q4 matrices (kern.h): the layout's
+ * one definition, written from the row-major stored form at model load.
+ * Plain C, no ISA flags: it runs once per matrix, not per keystroke.
+ *
+ * Shape letters: R rows, C columns, G group, NG = C/G groups, NP panels. */
+#include "kern/kern_impl.h"
+#include "kern/quant.h"
+
+#include <string.h>
+
+enum { PR = KERN_PANEL_ROWS };
+
+/* The three parts of a panel block (kern_impl.h: kern_panel_view). */
+kern_panel kern_panel_view(const qmat *w) {
+    const int32_t NP = (w->rows + PR - 1) / PR, NG = w->cols / w->group;
+    const size_t rb = quant_row_bytes(w->type == QT_Q4 ? 4 : 8, w->cols);
+    const uint8_t *p = w->panel;
+    kern_panel v = {.codes = p, .stride = PR * rb};
+    v.scales = (const float *)(const void *)(p + (size_t)NP * v.stride);
+    v.biases = v.scales + (size_t)NP * NG * PR;
+    return v;
+}
+
+size_t kern_panel_bytes(const qmat *w) {
+    if (!kern_q_fast(w) || w->cols % 8) return 0;
+    const size_t NP = (size_t)(w->rows + PR - 1) / PR, NG = (size_t)(w->cols / w->group);
+    return NP * PR * (quant_row_bytes(w->type == QT_Q4 ? 4 : 8, w->cols) + 2 * NG * sizeof(float));
+}
+
+void kern_panel_pack(const qmat *w, void *mem) {
+    const int q4 = w->type == QT_Q4;
+    const int32_t R = w->rows, C = w->cols, NG = C / w->group;
+    const size_t rb = quant_row_bytes(q4 ? 4 : 8, C);
+    memset(mem, 0, kern_panel_bytes(w));
+    qmat v = *w;
+    v.panel = mem;
+    kern_panel pv = kern_panel_view(&v);
+    uint8_t *codes = mem;
+    float *sc = (float *)(uintptr_t)pv.scales, *bi = (float *)(uintptr_t)pv.biases;
+    for (int32_t r = 0; r < R; r++) {
+        const int32_t p = r / PR, lane = r % PR;
+        const uint8_t *row = (const uint8_t *)w->data + (size_t)r * rb;
+        uint8_t *dst = codes + (size_t)p * pv.stride + 4 * (size_t)lane;
+        if (!q4) {
+            /* quad k of the row -> bytes 32k + 4 lane .. +3 of the panel */
+            for (int32_t k = 0; k < C / 4; k++) memcpy(dst + 32 * (size_t)k, row + 4 * (size_t)k, 4);
+        } else {
+            /* octet k: column 8k+j (stored at byte 4k + j/2) low, 8k+4+j high */
+            for (int32_t k = 0; k < C / 8; k++)
+                for (int j = 0; j < 4; j++) {
+                    int32_t c0 = 8 * k + j, c1 = c0 + 4;
+                    uint8_t lo = (row[c0 / 2] >> (4 * (c0 & 1))) & 15u;
+                    uint8_t hi = (row[c1 / 2] >> (4 * (c1 & 1))) & 15u;
+                    dst[32 * (size_t)k + (size_t)j] = (uint8_t)(lo | hi << 4);
+                }
+        }
+        for (int32_t g = 0; g < NG; g++) {
+            sc[((size_t)p * NG + g) * PR + lane] = w->scales[(size_t)r * NG + g];
+            bi[((size_t)p * NG + g) * PR + lane] = w->biases[(size_t)r * NG + g];
+        }
+    }
+}
