@@ -83,21 +83,37 @@ clean:
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 
 # ---- evaluation: peers -------------------------------------------------------
-# `make bench-peers` measures Laya and Presage (Debian) with the same harness:
-# `laya eval` over the JSON-lines protocol of shared/EVAL.md.
+# `make bench-peers` measures Laya, Presage (English) and libime (Chinese;
+# Debian packages) with the same harness: `laya eval` over the JSON-lines
+# protocol of shared/EVAL.md.
 
 PRESAGE_ADAPTER = peers/presage/laya-presage
 $(PRESAGE_ADAPTER): peers/presage/laya-presage.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lpresage -ljansson
 
-.PHONY: bench-peers presage-deps
+# libime's headers include fcitx5's (libfcitx5utils-dev, which libimecore-dev
+# does not pull in); its model lives under the multiarch library directory.
+LIBIME_ADAPTER = peers/libime/laya-libime
+LIBIME_DEPS    = libimecore-dev libfcitx5utils-dev libime-data-language-model
+LIBIME_LM      = /usr/lib/$(shell $(CXX) -print-multiarch)/libime/zh_CN.lm
+$(LIBIME_ADAPTER): peers/libime/laya-libime.cc
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -I/usr/include/LibIME \
+	  $$(pkg-config --cflags Fcitx5Utils) -DLAYA_LIBIME_LM='"$(LIBIME_LM)"' \
+	  -o $@ $< -lIMECore $$(pkg-config --libs Fcitx5Utils) -ljansson
+
+.PHONY: bench-peers presage-deps libime-deps
 presage-deps:
 	@dpkg -s presage libpresage-dev libpresage-data >/dev/null 2>&1 || \
 	  { apt-get update && apt-get install -y presage libpresage-dev libpresage-data; }
 
-# TEXT=... (default data/corpus/en/valid.txt), CHARS=4000: see peers/bench.sh
-bench-peers: presage-deps $(BUILD)/laya
-	$(MAKE) $(PRESAGE_ADAPTER)
+libime-deps:
+	@dpkg -s $(LIBIME_DEPS) >/dev/null 2>&1 || \
+	  { apt-get update && apt-get install -y $(LIBIME_DEPS); }
+
+# TEXT=... (default data/corpus/en/valid.txt), CHARS=4000, ZH_TEXT=...
+# (default data/corpus/zh/valid.txt), ZH_CHARS=2000: see peers/bench.sh
+bench-peers: presage-deps libime-deps $(BUILD)/laya
+	$(MAKE) $(PRESAGE_ADAPTER) $(LIBIME_ADAPTER)
 	LAYA=$(BUILD)/laya OUT=$(BUILD)/peers sh peers/bench.sh
 
 # ---- daemon and IBus engine (issue 7) --------------------------------------

@@ -1,12 +1,15 @@
 #!/bin/sh
-# peers/bench.sh - `make bench-peers`: Laya and Presage measured by the same
-# harness (`laya eval`), the same simulated typist and the same text, in one
-# run, then printed side by side.
-#   TEXT   the English text (default data/corpus/en/valid.txt; if absent, the
-#          Debian Manifesto from Debian's doc-debian package, reflowed to
-#          one line per paragraph: not a training source, not reserved)
-#   CHARS  characters typed (--max-chars; default 4000)
-#   LAYA   the laya binary (default build/laya)
+# peers/bench.sh - `make bench-peers`: Laya and Presage (English), then Laya
+# and libime (Chinese), measured by the same harness (`laya eval`), the same
+# simulated typist and the same text, in one run, then printed side by side.
+#   TEXT     the English text (default data/corpus/en/valid.txt; if absent, the
+#            Debian Manifesto from Debian's doc-debian package, reflowed to
+#            one line per paragraph: not a training source, not reserved)
+#   CHARS    characters typed (--max-chars; default 4000)
+#   ZH_TEXT  the Chinese text (default data/corpus/zh/valid.txt; the Chinese
+#            part is skipped, with a note, when it is absent)
+#   ZH_CHARS Chinese characters typed (default 2000)
+#   LAYA     the laya binary (default build/laya)
 # Laya is skipped, with a note, when it has no model or no `serve`.
 set -u
 cd "$(dirname "$0")/.."
@@ -32,17 +35,17 @@ if [ ! -s "$TEXT" ]; then
     TEXT=$OUT/manifesto.txt
 fi
 
-run() {   # run NAME EVAL-ARGS...: writes $OUT/NAME.json, or notes why not
-    name=$1; shift
-    echo "bench-peers: $name: $LAYA eval $TEXT --max-chars $CHARS --json $*" >&2
-    if ! "$LAYA" eval "$TEXT" --max-chars "$CHARS" --json "$@" >"$OUT/$name.json" 2>"$OUT/$name.err"; then
+run() {   # run NAME TEXT CHARS EVAL-ARGS...: writes $OUT/NAME.json, or notes why not
+    name=$1 text=$2 chars=$3; shift 3
+    echo "bench-peers: $name: $LAYA eval $text --max-chars $chars --json $*" >&2
+    if ! "$LAYA" eval "$text" --max-chars "$chars" --json "$@" >"$OUT/$name.json" 2>"$OUT/$name.err"; then
         tail -n 3 "$OUT/$name.err" >&2
         rm -f "$OUT/$name.json"
     fi
 }
-run laya
-run presage-learning --engine "peers/presage/laya-presage"
-run presage-static --engine "peers/presage/laya-presage --static"
+run laya "$TEXT" "$CHARS"
+run presage-learning "$TEXT" "$CHARS" --engine "peers/presage/laya-presage"
+run presage-static "$TEXT" "$CHARS" --engine "peers/presage/laya-presage --static"
 
 python3 - "$OUT" "$TEXT" "$CHARS" <<'EOF'
 import json, os, sys
@@ -69,4 +72,39 @@ for name in ("laya", "presage-learning", "presage-static"):
         f(ps.get(3, {}).get("precision")), f(nw.get("top1")), f(nw.get("topk")),
         f(eu.get("p50"), "%.0f"), f(eu.get("p99"), "%.0f"), f(rt.get("p50"), "%.0f"),
         f(rt.get("p99"), "%.0f"), f(cs.get("p50"), "%.0f")))
+EOF
+
+# Chinese: characters saved (CSR, in the "ksr" fields) instead of keystrokes;
+# no next-word columns (a text without spaces has no word starts).
+ZH_TEXT=${ZH_TEXT:-data/corpus/zh/valid.txt}
+ZH_CHARS=${ZH_CHARS:-2000}
+if [ ! -s "$ZH_TEXT" ]; then
+    echo "bench-peers: $ZH_TEXT not found (make corpus builds it); no Chinese table" >&2
+    exit 0
+fi
+run zh-laya "$ZH_TEXT" "$ZH_CHARS" --lang zh
+run zh-libime "$ZH_TEXT" "$ZH_CHARS" --lang zh --engine "peers/libime/laya-libime"
+
+python3 - "$OUT" "$ZH_TEXT" "$ZH_CHARS" <<'EOF'
+import json, os, sys
+out, text, chars = sys.argv[1:4]
+print()
+print("text: %s (first %s characters)" % (text, chars))
+print("%-18s %7s %7s %7s %9s %9s %8s" % (
+    "engine", "CSR@3", "CSR@1", "prec@3", "us p50", "us p99", "cold ms"))
+f = lambda x, s="%.3f": "n/a" if x is None else s % x
+for name in ("laya", "libime"):
+    p = os.path.join(out, "zh-" + name + ".json")
+    if not os.path.exists(p):
+        print("%-18s (not measured: see %s)" % (name, os.path.join(out, "zh-" + name + ".err")))
+        continue
+    j = json.load(open(p))
+    t = j["texts"][0]
+    ps = {q["k"]: q for q in t["passes"]}
+    lat = j["latency"]
+    eu, cs = lat["engine_us"] or {}, lat["cold_start_ms"] or {}
+    print("%-18s %7s %7s %7s %9s %9s %8s" % (
+        name, f(ps.get(3, {}).get("ksr")), f(ps.get(1, {}).get("ksr")),
+        f(ps.get(3, {}).get("precision")), f(eu.get("p50"), "%.0f"), f(eu.get("p99"), "%.0f"),
+        f(cs.get("p50"), "%.0f")))
 EOF

@@ -5,9 +5,11 @@
 #   scripts/deps.sh --build  only what building and running `laya` needs
 set -eu
 build="build-essential pkg-config libjansson-dev libsodium-dev python3 gnuplot-nox"
-# corpus extractor tests convert Traditional Chinese; the Presage peer test;
-# the IBus engine and its end-to-end test under Xvfb.
+# corpus extractor tests convert Traditional Chinese; the Presage and libime
+# peer tests (libime's headers need fcitx5's); the IBus engine and its
+# end-to-end test under Xvfb.
 tests="opencc presage libpresage-dev libpresage-data
+       libimecore-dev libfcitx5utils-dev libime-data-language-model
        libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool imagemagick dbus dbus-x11
        python3-gi gir1.2-gtk-3.0"
 pkgs=$build

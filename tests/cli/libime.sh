@@ -1,0 +1,83 @@
+#!/bin/sh
+# tests/cli/libime.sh - the libime peer adapter speaks the protocol, predicts
+# next words after Chinese text, completes a half-typed word and stops at
+# punctuation. Skipped (0 passed) where libime's headers or model are not
+# installed (make bench-peers installs them). Ends with "N passed, N failed".
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+LM=/usr/lib/$(${CXX:-g++} -print-multiarch 2>/dev/null)/libime/zh_CN.lm
+if [ ! -f /usr/include/LibIME/libime/core/prediction.h ] ||
+    [ ! -f /usr/include/Fcitx5/Utils/fcitx-utils/macros.h ] || [ ! -f "$LM.predict" ]; then
+    echo "skipped: libime is not installed (apt-get install libimecore-dev libfcitx5utils-dev libime-data-language-model)"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+A=$T/laya-libime
+if ! ${CXX:-g++} -std=c++17 -O2 -Wall -Wextra -Werror -I/usr/include/LibIME \
+        $(pkg-config --cflags Fcitx5Utils) -DLAYA_LIBIME_LM="\"$LM\"" -o "$A" \
+        peers/libime/laya-libime.cc -lIMECore $(pkg-config --libs Fcitx5Utils) -ljansson 2>"$T/cc"; then
+    cat "$T/cc"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# One request per line in, "name: reply" per line out.
+python3 - "$A" >"$T/out.txt" 2>&1 <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def ask(name, req):
+    line = req if isinstance(req, str) else json.dumps(req, ensure_ascii=False)
+    p.stdin.write(line.encode() + b"\n"); p.stdin.flush()
+    print(name + ": " + p.stdout.readline().decode("utf-8").strip())   # strict: valid UTF-8
+ask("garbage", "not json")
+ask("reset", {"op": "reset", "session": "s"})
+ask("next", {"op": "suggest", "session": "s", "context": "我们今天", "k": 3})
+ask("next1", {"op": "suggest", "session": "s", "context": "我们今天", "k": 1})
+ask("half", {"op": "suggest", "session": "s", "context": "放假以后我们学", "k": 3})
+ask("punct", {"op": "suggest", "session": "s", "context": "我们今天。", "k": 3})
+ask("punct2", {"op": "suggest", "session": "s", "context": "我们。学", "k": 3})
+ask("score", {"op": "score", "session": "s", "text": "我们"})
+ask("feedback", {"op": "feedback", "session": "s", "accepted": -1})
+p.stdin.close()
+p.wait()
+EOF
+
+# check NAME PYTHON-EXPRESSION: the expression over the reply j holds.
+check() {
+    python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    name, _, rest = line.partition(": ")
+    if name == sys.argv[2]:
+        j = json.loads(rest)
+        sys.exit(0 if eval(sys.argv[3]) else 1)
+sys.exit(1)' "$T/out.txt" "$1" "$2"
+}
+# a well-formed suggest reply with at most K suggestions
+well='(isinstance(j.get("suggestions"), list) and j["us"] > 0 and
+       all(isinstance(s, str) and s and s.encode("utf-8") for s in j["suggestions"]) and
+       len(set(j["suggestions"])) == len(j["suggestions"]))'
+
+check garbage '"error" in j' && check reset 'j == {"ok": True}' &&
+    ok "malformed request gets an error, server goes on" || bad "malformed request"
+check next "$well and 1 <= len(j[\"suggestions\"]) <= 3" &&
+    check next1 "$well and len(j[\"suggestions\"]) == 1" &&
+    ok "next words after 我们今天: up to k distinct non-empty strings, with us" ||
+    { bad "next words"; cat "$T/out.txt"; }
+# 学校 follows 我们 in libime's prediction table
+check half "$well and \"校\" in j[\"suggestions\"]" &&
+    ok "half-typed word: 我们学 is completed with 校" || { bad "half-typed word"; cat "$T/out.txt"; }
+check punct 'j["suggestions"] == []' && check punct2 "$well and \"校\" not in j[\"suggestions\"]" &&
+    ok "nothing is predicted across punctuation" ||
+    { bad "punctuation ends the context"; cat "$T/out.txt"; }
+check score '"error" in j' && check feedback 'j == {"ok": True}' &&
+    ok "score refused, feedback acknowledged" || { bad "score/feedback"; cat "$T/out.txt"; }
+"$A" --lm "$T/none.lm" </dev/null 2>"$T/err"
+[ $? -eq 2 ] && grep -q "cannot read $T/none.lm" "$T/err" &&
+    ok "missing model: exit 2 with a message" || { bad "missing model"; cat "$T/err"; }
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
