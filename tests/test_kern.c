@@ -324,3 +324,67 @@ static void check_logit_mass(const kern_table *k) {
 TEST(kern_logit_mass_match_ref) {
     if (!for_vector_tables(check_logit_mass)) SKIP("this CPU has neither AVX2 nor AVX-512");
 }
+
+/* logit_top of every table equals the reference exactly (ids, values and
+ * count), over awkward n, k from 1 to past n, masked-out tokens, and ties
+ * (values on a coarse grid, so many equal): the order of equal values is
+ * part of the contract. */
+static int top_differs(const kern_table *t, const float *lg, const float *g, int n, int k, char *why,
+                       size_t wl) {
+    int32_t i0[64], i1[64];
+    float v0[64], v1[64];
+    int n0 = kern_logit_top_ref(lg, g, n, k, i0, v0), n1 = t->logit_top(lg, g, n, k, i1, v1);
+    if (n0 != n1) return snprintf(why, wl, "%s n=%d k=%d: count %d vs ref %d", t->name, n, k, n1, n0), 1;
+    for (int j = 0; j < n0; j++)
+        if (i0[j] != i1[j] || v0[j] != v1[j])
+            return snprintf(why, wl, "%s n=%d k=%d: #%d is %d (%g) vs ref %d (%g)", t->name, n, k, j, i1[j],
+                            (double)v1[j], i0[j], (double)v0[j]), 1;
+    return 0;
+}
+
+static void check_logit_top(const kern_table *t) {
+    static const int ns[] = {1, 7, 8, 9, 31, 100, 8192};
+    static const int ks[] = {1, 2, 5, 24, 64};
+    char why[200];
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+        int n = ns[a];
+        float *lg = malloc(sizeof(float) * n), *g = malloc(sizeof(float) * n);
+        for (int ties = 0; ties < 2; ties++) {
+            for (int i = 0; i < n; i++) {
+                lg[i] = ties ? (float)(int)(8.0f * frand()) : 30.0f * frand();
+                g[i] = i % 7 == 2 ? 0.0f : 1.0f;
+            }
+            for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++)
+                CHECKF(!top_differs(t, lg, g, n, ks[b], why, sizeof why), "%s", why);
+        }
+        free(lg), free(g);
+    }
+}
+
+TEST(kern_logit_top_match_ref) {
+    if (!for_vector_tables(check_logit_top)) SKIP("this CPU has neither AVX2 nor AVX-512");
+}
+
+/* The check names a top-k that drops the ties' order (a later equal value
+ * before an earlier one) and one that skips the last block's tail. */
+static int top_late_ties(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals) {
+    int nt = 0;
+    for (int i = n - 1; i >= 0; i--)
+        if (g[i] > 0) kern_top_insert(i, lg[i], k, &nt, ids, vals);
+    return nt;
+}
+static int top_no_tail(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals) {
+    return kern_logit_top_ref(lg, g, n / 8 * 8, k, ids, vals);
+}
+
+TEST(kern_logit_top_checker_catches_broken) {
+    kern_table late = {.name = "late-ties", .logit_top = top_late_ties};
+    kern_table tail = {.name = "no-tail", .logit_top = top_no_tail};
+    float lg[13] = {1, 3, 3, 0, 2, 3, 1, 0, 0, 0, 0, 0, 9}, g[13];
+    for (int i = 0; i < 13; i++) g[i] = 1.0f;
+    char why[200];
+    CHECK(top_differs(&late, lg, g, 13, 3, why, sizeof why));
+    CHECK(strstr(why, "late-ties") != NULL);
+    CHECK(top_differs(&tail, lg, g, 13, 3, why, sizeof why));
+    CHECK(!top_differs(&kern_table_ref, lg, g, 13, 3, why, sizeof why));
+}

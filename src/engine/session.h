@@ -122,6 +122,7 @@ struct laya_session {
     float *ybatch;                  /* (B, H) */
     float *bscratch;                /* model_batch_scratch_floats(B) */
     float *wz, *wend;               /* (V) 1 for tokens in the normaliser / ending a word */
+    float *wgen;                    /* (V) 1 for tokens a suggestion may contain */
     float *search_mem;              /* the block all of the above floats live in */
     int32_t *ids;                   /* (V) allowed ids under a constraint */
     uint8_t out_text[ENGINE_MAX_K][ENGINE_MAX_GEN + 1];  /* NUL-terminated */

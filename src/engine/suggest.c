@@ -87,7 +87,7 @@ laya_status engine_search_init(laya_session *s) {
     size_t per = model_state_floats(c) + (size_t)c->H;
     size_t total = ENGINE_NODES * per + (size_t)(ENGINE_MAX_BEAM + 1) * (size_t)c->V +
                    (size_t)ENGINE_MAX_BEAM * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_MAX_BEAM) +
-                   2 * (size_t)c->V;
+                   3 * (size_t)c->V;
     s->search_mem = malloc(total * sizeof(float));
     s->ids = malloc((size_t)c->V * sizeof(int32_t));
     if (!s->search_mem || !s->ids) return LAYA_ERR_NOMEM;
@@ -108,14 +108,17 @@ laya_status engine_search_init(laya_session *s) {
     p += (size_t)ENGINE_MAX_BEAM * (size_t)c->H;
     s->bscratch = p;
     p += model_batch_scratch_floats(c, ENGINE_MAX_BEAM);
-    /* Which tokens the normaliser and the word-end mass count (summarize). */
+    /* Which tokens the normaliser and the word-end mass count, and which
+     * may be generated (summarize). */
     const uint8_t *fl = s->lm->tflags;
     s->wz = p;
     s->wend = p + c->V;
+    s->wgen = p + 2 * (size_t)c->V;
     for (int32_t i = 0; i < c->V; i++) {
         int next = !(fl[i] & TF_SPECIAL) || i == TOK_EOS;
         s->wz[i] = next ? 1.0f : 0.0f;
         s->wend[i] = next && (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) ? 1.0f : 0.0f;
+        s->wgen[i] = fl[i] & (TF_SPECIAL | TF_STOP) ? 0.0f : 1.0f;
     }
     s->next_id = 1;
     return LAYA_OK;
@@ -307,7 +310,6 @@ static void expand_constrained(search *q, int bi) {
  * end of text included), the share of that mass which ends a word, and the
  * ENGINE_TOPN highest tokens that may be generated. */
 static void summarize(const laya_session *s, const float *lg, node *nd) {
-    const uint8_t *fl = s->lm->tflags;
     int32_t V = s->cfg.V;
     /* Terms below e^-40 of the largest are dropped: at most V e^-40 < 1e-13
      * of the sum for any V <= 65536 (kern.h: logit_mass). */
@@ -316,21 +318,8 @@ static void summarize(const laya_session *s, const float *lg, node *nd) {
     kern_get()->logit_mass(lg, s->wz, s->wend, V, &mx, &z, &zend);
     nd->lz = (double)mx + log(z);
     nd->pend = zend / z;
-    /* Best tokens: a short sorted list over one scan of the logits. */
-    int nt = 0;
-    for (int32_t i = 0; i < V; i++) {
-        if (fl[i] & (TF_SPECIAL | TF_STOP)) continue;
-        float v = lg[i];
-        if (nt == ENGINE_TOPN && v <= nd->tv[nt - 1]) continue;
-        int j = nt < ENGINE_TOPN ? nt++ : nt - 1;
-        while (j > 0 && nd->tv[j - 1] < v) {
-            nd->top[j] = nd->top[j - 1];
-            nd->tv[j] = nd->tv[j - 1];
-            j--;
-        }
-        nd->top[j] = i;
-        nd->tv[j] = v;
-    }
+    /* Best tokens: those that may be generated (s->wgen). */
+    int nt = kern_get()->logit_top(lg, s->wgen, V, ENGINE_TOPN, nd->top, nd->tv);
     nd->nt = nt;
     nd->has_sum = 1;
 }

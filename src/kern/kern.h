@@ -72,6 +72,11 @@ typedef struct {
      * versions' exp is within 2 ulp (vmath.h). */
     void (*logit_mass)(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
                        double *ze);
+    /* The k largest lg[i] over i with g[i] > 0 (g: 0/1 weights), largest
+     * first, an equal value after those of lower index: ids[j], vals[j] for
+     * j < the returned count (min(k, such i)). The search's best next
+     * tokens of a node. Exactly the reference's result on every table. */
+    int (*logit_top)(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
 } kern_table;
 
 /* The table chosen for this CPU (first call decides; thread-safe after). */

@@ -274,6 +274,30 @@ void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n
     *ze = se;
 }
 
+/* 8 logits per compare against the current k-th value (-inf until k are
+ * held): only lanes that beat it reach the reference's insertion, in index
+ * order, so the result is the reference's exactly. Once the list fills,
+ * nearly every block is one compare and one mask test. */
+int kern_logit_top_avx2(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals) {
+    int nt = 0;
+    if (k <= 0) return 0;
+    const __m256 zero = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(lg + i), ok = _mm256_cmp_ps(_mm256_loadu_ps(g + i), zero, _CMP_GT_OQ);
+        if (nt == k) ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, _mm256_set1_ps(vals[k - 1]), _CMP_GT_OQ));
+        unsigned m = (unsigned)_mm256_movemask_ps(ok);
+        while (m) {
+            int b = __builtin_ctz(m);
+            m &= m - 1;
+            kern_top_insert(i + b, lg[i + b], k, &nt, ids, vals);
+        }
+    }
+    for (; i < n; i++)
+        if (g[i] > 0) kern_top_insert(i, lg[i], k, &nt, ids, vals);
+    return nt;
+}
+
 const kern_table kern_table_avx2 = {
     .name = "avx2",
     .matvec = matvec,
@@ -281,4 +305,5 @@ const kern_table kern_table_avx2 = {
     .dot_rows = dot_rows,
     .gru_gates = kern_gru_gates_avx2,
     .logit_mass = kern_logit_mass_avx2,
+    .logit_top = kern_logit_top_avx2,
 };

@@ -161,4 +161,5 @@ const kern_table kern_table_avx512 = {
     .dot_rows = dot_rows,
     .gru_gates = kern_gru_gates_avx2,  /* 8 lanes: the gates are a small share of a step */
     .logit_mass = kern_logit_mass_avx2,
+    .logit_top = kern_logit_top_avx2,
 };

@@ -24,6 +24,24 @@ void kern_gru_gates_span(int H, int i0, const float *gi, const float *gh, const 
                          const float *b_hh, float *h);
 void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
                          double *ze);
+int kern_logit_top_ref(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
+/* Inserts (i, v) into the sorted list ids/vals of *nt <= k entries (the
+ * reference's step; the vector versions call it for every lane that beats
+ * the current k-th value). A full list takes only a v greater than its
+ * last (a NaN never); a filling one takes anything. */
+static inline void kern_top_insert(int32_t i, float v, int k, int *nt, int32_t *ids, float *vals) {
+    if (*nt == k && !(v > vals[k - 1])) return;
+    int j = *nt < k ? (*nt)++ : k - 1;
+    while (j > 0 && vals[j - 1] < v) {
+        ids[j] = ids[j - 1];
+        vals[j] = vals[j - 1];
+        j--;
+    }
+    ids[j] = i;
+    vals[j] = v;
+}
+/* The 8-lane top-k (kern_avx2.c), shared by the avx2 and avx512 tables. */
+int kern_logit_top_avx2(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
 /* The 8-lane logit mass (kern_avx2.c), shared by the avx2 and avx512 tables. */
 void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
                           double *ze);

@@ -158,6 +158,14 @@ void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n,
     *ze = se;
 }
 
+int kern_logit_top_ref(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals) {
+    int nt = 0;
+    if (k <= 0) return 0;
+    for (int i = 0; i < n; i++)
+        if (g[i] > 0) kern_top_insert(i, lg[i], k, &nt, ids, vals);
+    return nt;
+}
+
 const kern_table kern_table_ref = {
     .name = "ref",
     .matvec = kern_matvec_ref,
@@ -165,4 +173,5 @@ const kern_table kern_table_ref = {
     .dot_rows = kern_dot_rows_ref,
     .gru_gates = kern_gru_gates_ref,
     .logit_mass = kern_logit_mass_ref,
+    .logit_top = kern_logit_top_ref,
 };
