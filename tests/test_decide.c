@@ -29,6 +29,7 @@ static decide_params params(void) {
     decide_params_default(&p);
     p.p_start = 0.2f, p.p_min = 0.05f, p.p_max = 0.6f, p.up = 0.2f, p.down = 0.5f;
     p.min_saving = 0.2f, p.burst_p = 0.5f, p.backspace_p = 0.7f, p.full_p = 0.4f;
+    p.burst_ratio = 0.5f;
     return p;
 }
 
@@ -96,6 +97,38 @@ TEST(decide_burst_holds_back) {
     thr = decide_threshold(d);
     CHECK(shows(d, t + 800, sug("morning", thr + 0.05f)) == 0);
     CHECK(shows(d, t + 1500, sug("morning", thr + 0.05f)) == 1);
+    laya_decider_free(d);
+}
+
+/* A CJK character arrives as an input method's commit, after keys of its
+ * own: its interval is no typing speed (the median stays that of the
+ * letters) and never a burst; letters at the same pace are one. */
+TEST(decide_cjk_commits_are_not_keystrokes) {
+    decide_params p = params();
+    laya_decider *d = NULL;
+    CHECK(decide_new(&p, &d) == LAYA_OK);
+    char ctx[64];
+    size_t n = 0;
+    double t = 0;
+    for (int i = 0; i < 12; i++, t += 200) {
+        ctx[n++] = 'a';
+        CHECK(decide_track_context(d, ctx, n, t) == (i ? LAYA_EVENT_CHAR : LAYA_EVENT_JUMP));
+    }
+    t -= 200;
+    CHECK(decide_median_iki(d) == 200);
+    for (int i = 0; i < 5; i++) {   /* 订 committed every 60 ms */
+        t += 60;
+        memcpy(ctx + n, "\xe8\xae\xa2", 3);
+        n += 3;
+        CHECK(decide_track_context(d, ctx, n, t) == LAYA_EVENT_CHAR);
+    }
+    CHECK(decide_median_iki(d) == 200);
+    CHECK(shows(d, t, sug("morning", 0.3f)) == 1);
+    ctx[n++] = 'b';   /* a letter 60 ms later: a burst */
+    t += 60;
+    CHECK(decide_track_context(d, ctx, n, t) == LAYA_EVENT_CHAR);
+    CHECK(shows(d, t, sug("morning", 0.3f)) == 0);
+    CHECK(decide_last_reason(d) == DECIDE_BURST);
     laya_decider_free(d);
 }
 

@@ -31,7 +31,7 @@ void decide_params_default(decide_params *p) {
         .min_saving = 0.0f,
         .p_start = 0.0f, .p_min = 0.0f, .p_max = 0.05f,
         .up = 0.01f, .down = 0.2f,
-        .burst_ratio = 0.5f, .burst_p = 0.15f,
+        .burst_ratio = 0.3f, .burst_p = 0.15f,
         .backspace_p = 0.3f,
         .full_p = 0.3f,
         .pause_ms = 2000.0f,
@@ -108,13 +108,15 @@ static void judge(laya_decider *d, int accepted) {
     d->pending = 0;
 }
 
-laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms) {
-    if (!d) return LAYA_ERR_ARG;
+/* Records an event; cjk: the keystroke typed a CJK character, i.e. an input
+ * method committed it after keys of its own, so its interval is no typing
+ * speed (kept out of the median) and no burst is judged on it. */
+static laya_status event(laya_decider *d, laya_event kind, double t_ms, int cjk) {
     switch (kind) {
     case LAYA_EVENT_CHAR:
     case LAYA_EVENT_BACKSPACE: {
         if (d->pending) judge(d, 0);
-        double iki = d->have_key ? t_ms - d->last_key_t : -1;
+        double iki = d->have_key && !cjk ? t_ms - d->last_key_t : -1;
         if (iki >= 0 && iki <= d->p.pause_ms) {
             d->iki[d->iki_pos] = iki;
             d->iki_pos = (d->iki_pos + 1) % DECIDE_IKI_RING;
@@ -143,6 +145,11 @@ laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms) {
         return LAYA_OK;
     }
     return LAYA_ERR_ARG;
+}
+
+laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms) {
+    if (!d) return LAYA_ERR_ARG;
+    return event(d, kind, t_ms, 0);
 }
 
 /* ---- candidates ------------------------------------------------------ */
@@ -260,7 +267,7 @@ int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_
     d->h_full = h;
     d->h_back = h_back;
     if (same) return -1;
-    laya_decide_event(d, kind, t_ms);
+    event(d, kind, t_ms, kind == LAYA_EVENT_CHAR && is_cjk_at(s, len, back));
     return (int)kind;
 }
 

@@ -12,7 +12,9 @@
  *    acceptance a step `down` of the way towards p_min.
  *  - bursts: while the last inter-key interval is under burst_ratio times the
  *    running median (the typist is not looking), the threshold is at least
- *    burst_p.
+ *    burst_p. A CJK character typed (decide_track_context) is an input
+ *    method's commit after keys of its own: its interval is neither typing
+ *    speed nor a burst.
  *  - corrections: right after a backspace the threshold is at least
  *    backspace_p (the typist is fixing text, not reading suggestions).
  *  - length: a candidate longer than one word whose own p is under full_p is
@@ -38,16 +40,16 @@ enum { DECIDE_IKI_RING = 31 };
  * cost several points of KSR there; first-word cuts raise both KSR and
  * precision; the burst and backspace floors buy precision with some KSR
  * (the simulated typist always looks, so it never gains from a hold).
- * Retune when the model changes. Not yet retuned for the shipped H=384
- * model (2026-12-03): with it the decision raises English precision 0.229 ->
- * 0.288 at KSR 0.505 -> 0.510 but costs Chinese CSR 0.126 -> 0.115
- * (docs/RESULTS.md says why and what was tried). */
+ * Retune when the model changes. With the shipped H=384 model (2026-12-03)
+ * the CJK rule and burst_ratio 0.5 -> 0.3 took Chinese CSR with the
+ * decision from 0.116 to 0.123 (0.129 without it) and English KSR from
+ * 0.513 to 0.523 (docs/RESULTS.md). */
 typedef struct {
     float min_saving;   /* expected keystrokes saved, p*(chars-1), below which nothing shows: 0 */
     float p_start;      /* initial confidence threshold: 0 */
     float p_min, p_max; /* bounds of the adaptive threshold: 0, 0.05 */
     float up, down;     /* threshold steps per ignored / accepted list: 0.01, 0.2 */
-    float burst_ratio;  /* burst: last interval < burst_ratio * median interval: 0.5 */
+    float burst_ratio;  /* burst: last interval < burst_ratio * median interval: 0.3 */
     float burst_p;      /* threshold floor during a burst: 0.15 */
     float backspace_p;  /* threshold floor right after a backspace: 0.3 */
     float full_p;       /* a multi-word candidate under this is cut to its first word: 0.3 */
