@@ -27,8 +27,12 @@
  * step for all of its new beams (model_step_batch: every matrix streamed once
  * for the batch) and one batched logits product for the beams that have
  * matched the tail (model_logits_batch); a beam still under the constraint
- * needs only its allowed ids' logits (model_logits_ids), except the root,
- * whose full logits are kept until the stable state changes. Every state the
+ * needs only its allowed ids' logits (model_logits_ids), except the root
+ * when the tail allows more than V/4 tokens or its full logits are already
+ * there: they are kept until the stable state changes (typing on inside a
+ * word re-expands the root with every character). A root rerooted onto a
+ * summarized node (the usual case in CJK text, where each character moves
+ * the stable state) needs no full logits for its summary. Every state the
  * search computes is a node kept for later keystrokes, keyed by its token
  * path from the stable state, with the summary of its logits (normaliser,
  * word-end mass, best tokens): typing on inside a word, which leaves the
@@ -284,9 +288,13 @@ static void expand_constrained(search *q, int bi) {
     if (n == 0) return;
     float *lg = s->logits;
     const node *nd = &s->nodes[b->node];
-    if (b->node == ENGINE_NODES) {
+    if (b->node == ENGINE_NODES && (s->root_logits_ok || n > V / 4)) {
         /* The root: its full logits serve every tail typed on the same state
-         * (summarize_free computed them with its summary). */
+         * (kept from summarize_free, or computed here once). */
+        if (!s->root_logits_ok) {
+            model_logits(m, nd->c.y, s->root_logits);
+            s->root_logits_ok = 1;
+        }
         for (int i = 0; i < n; i++) lg[i] = s->root_logits[s->ids[i]];
     } else if (n > V / 4) {
         float *all = s->logits + V;
@@ -334,7 +342,9 @@ static void summarize_free(search *q, int nb) {
     int idx[ENGINE_MAX_BEAM], n = 0;
     for (int i = 0; i < nb; i++) {
         const beam *b = &s->beams[0][i];
-        if (s->nodes[b->node].has_sum && (b->node != ENGINE_NODES || s->root_logits_ok)) continue;
+        /* (a root rerooted onto a summarized node keeps its summary; its
+         * logits are computed only if a tail needs many of them) */
+        if (s->nodes[b->node].has_sum) continue;
         int dup = 0;
         for (int j = 0; j < n; j++) dup |= idx[j] == b->node;
         if (dup) continue;
