@@ -204,7 +204,9 @@ TEST(engine_suggest_invariants) {
  * character in one session (search nodes kept and reused across keystrokes,
  * beams stepped in batches) gives the same suggestions as a fresh session
  * per keystroke (no reuse), texts equal and probabilities within 1e-5, for
- * several beam widths and budgets; the reused session runs fewer steps. */
+ * several beam widths and budgets; the reused session runs fewer steps, in
+ * its searches and in feeding its stable tokens (a token a search stepped
+ * is copied from its node). */
 TEST(engine_suggest_reuse_matches_fresh) {
     float *params = NULL;
     laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
@@ -241,6 +243,10 @@ TEST(engine_suggest_reuse_matches_fresh) {
         }
         CHECKF(engine_search_steps(s) < fresh_steps, "reused %llu vs fresh %llu steps",
                (unsigned long long)engine_search_steps(s), (unsigned long long)fresh_steps);
+        size_t fed;
+        engine_tokens(s, &fed);
+        CHECKF(engine_steps(s) < fed, "cfg %zu: %llu feeding steps for %zu tokens", ci,
+               (unsigned long long)engine_steps(s), fed);
         printf("    beam %d, %d tokens, budget %d: %llu search steps reused vs %llu fresh\n", c.beam,
                c.max_tokens, c.max_steps, (unsigned long long)engine_search_steps(s),
                (unsigned long long)fresh_steps);

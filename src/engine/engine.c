@@ -153,10 +153,18 @@ static laya_status ctx_reserve(laya_session *s, size_t need) {
     return LAYA_OK;
 }
 
-/* Runs one token through cur and records the checkpoints it produces. */
+/* Runs one token through cur and records the checkpoints it produces. A
+ * token the last search already stepped from this state is copied from its
+ * node instead (in CJK text, where every character moves the stable state,
+ * that is the typed character nearly every time). */
 static void feed(laya_session *s, int32_t id) {
-    model_step(s->m, &s->cur.st, id, s->scratch, s->cur.y);
-    s->steps++;
+    int ni = engine_node_next(s, id);
+    if (ni >= 0) {
+        ckpt_copy(&s->cfg, &s->cur, &s->nodes[ni].c);
+    } else {
+        model_step(s->m, &s->cur.st, id, s->scratch, s->cur.y);
+        s->steps++;
+    }
     s->cur_ver++;
     int64_t n = s->cur.st.n;
     ckpt_copy(&s->cfg, &s->ring[n % ENGINE_RING], &s->cur);

@@ -132,6 +132,10 @@ struct laya_session {
 
 /* suggest.c */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+/* The kept search node whose state is cur's after consuming token id (its
+ * path from the root is the stable tokens fed since the root, then id), or
+ * -1: feeding a token the last search already stepped costs a copy. */
+int engine_node_next(const laya_session *s, int32_t id);
 /* Allocates and frees the search scratch of a session (one block). */
 laya_status engine_search_init(laya_session *s);
 void engine_search_free(laya_session *s);

@@ -143,6 +143,15 @@ static int node_find(const laya_session *s, int parent, int32_t id) {
     return -1;
 }
 
+int engine_node_next(const laya_session *s, int32_t id) {
+    if (!s->nodes[ENGINE_NODES].id || s->rewinds != s->nodes_rewinds || s->cur.st.n < s->root_n ||
+        (size_t)s->cur.st.n > s->n_tok)
+        return -1;
+    int at = ENGINE_NODES;
+    for (int64_t t = s->root_n; t < s->cur.st.n && at >= 0; t++) at = node_find(s, at, s->tok[t]);
+    return at >= 0 ? node_find(s, at, id) : -1;
+}
+
 /* A fresh node for the parent's path plus token id, the parent's state
  * copied in (to be stepped): the slot of the least recently used node that
  * no beam of this depth or the last one holds. -1 if none (cannot happen
