@@ -255,3 +255,50 @@ TEST(engine_suggest_reuse_matches_fresh) {
     laya_model_free(lm);
     free(params);
 }
+
+/* Pruning hopeless leaves (suggest.c) against the reference search: typing a
+ * text character by character with pruning on and off gives the same
+ * suggestions, texts and probabilities bit for bit, at k = 1 and 3 and
+ * several beams and budgets, while the pruned search steps fewer nodes. */
+TEST(engine_suggest_pruning_is_exact) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
+    CHECK(lm);
+    const char *text = te_text;
+    size_t len = strlen(text);
+    if (len > 300) len = 300;
+    while (len && ((uint8_t)text[len] & 0xC0) == 0x80) len--;
+    static const int cfgs[][3] = {{3, 3, 12}, {4, 5, 40}, {2, 3, 6}, {1, 2, 3}};
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
+        for (int k = 1; k <= 3; k += 2) {
+            laya_session *s[2] = {NULL, NULL};
+            for (int v = 0; v < 2; v++) {
+                engine_cfg c = engine_cfg_default();
+                c.beam = cfgs[ci][0];
+                c.max_tokens = cfgs[ci][1];
+                c.max_steps = cfgs[ci][2];
+                c.prune = v;
+                CHECK(laya_session_new(lm, &s[v]) == LAYA_OK && engine_set_cfg(s[v], &c) == LAYA_OK);
+            }
+            for (size_t i = 0; i < len;) {
+                i = utf8_next((const uint8_t *)text, len, i);
+                laya_suggestion a[3], b[3];
+                int na = 0, nb = 0;
+                CHECK(laya_session_set_context(s[1], text, i) == LAYA_OK && laya_suggest(s[1], k, a, &na) == LAYA_OK);
+                CHECK(laya_session_set_context(s[0], text, i) == LAYA_OK && laya_suggest(s[0], k, b, &nb) == LAYA_OK);
+                CHECKF(na == nb, "cfg %zu k %d at %zu: %d vs %d suggestions", ci, k, i, na, nb);
+                for (int j = 0; j < na && j < nb; j++)
+                    CHECKF(a[j].len == b[j].len && !memcmp(a[j].text, b[j].text, a[j].len) &&
+                               a[j].prob == b[j].prob,
+                           "cfg %zu k %d at %zu: '%s' %.9g vs '%s' %.9g", ci, k, i, a[j].text,
+                           (double)a[j].prob, b[j].text, (double)b[j].prob);
+            }
+            CHECKF(engine_search_steps(s[1]) < engine_search_steps(s[0]), "cfg %zu k %d: %llu vs %llu steps",
+                   ci, k, (unsigned long long)engine_search_steps(s[1]),
+                   (unsigned long long)engine_search_steps(s[0]));
+            laya_session_free(s[0]);
+            laya_session_free(s[1]);
+        }
+    laya_model_free(lm);
+    free(params);
+}

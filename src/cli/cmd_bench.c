@@ -5,6 +5,7 @@
  * including it, then ask for k=3 suggestions (what `laya serve` does per
  * request). Reports per keystroke p50/p99/max and mean, the model steps per
  * keystroke (those that read the context plus those of the search), the
+ * full logits vectors (V dot products each) the search computed, the
  * share of keystrokes with a suggestion; then cold start (process start to
  * first suggestion: `laya complete` spawned and timed to its exit, best of
  * 5, and in-process from before the model load), peak resident memory
@@ -33,8 +34,9 @@ static void usage(FILE *f) {
             "usage: laya bench [--model PATH] [--kb N] [--beam N] [--max-tokens N] [--max-steps N]\n"
             "                  [TEXT...]\n"
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
-            "model steps per keystroke, cold start, peak memory; one thread. TEXT defaults to the\n"
-            "first N KB (default 8) of data/corpus/{en,zh}/valid.txt, else bench/texts/*.txt.\n");
+            "model steps and full logits vectors per keystroke, cold start, peak memory; one\n"
+            "thread. TEXT defaults to the first N KB (default 8) of data/corpus/{en,zh}/valid.txt,\n"
+            "else bench/texts/*.txt.\n");
 }
 
 /* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
@@ -79,6 +81,7 @@ static void run_text(laya_model *m, const engine_cfg *cfg, const char *name, con
     double *ms = malloc((nk + 1) * sizeof *ms);
     if (!ms) cli_die("out of memory");
     uint64_t steps0 = engine_steps(s) + engine_search_steps(s), worst_steps = 0;
+    uint64_t logits0 = engine_search_logits(s);
     size_t k = 0, shown = 0;
     for (size_t i = 0; i < len;) {
         i = utf8_next((const uint8_t *)text, len, i);
@@ -97,11 +100,12 @@ static void run_text(laya_model *m, const engine_cfg *cfg, const char *name, con
     double sum = 0;
     for (size_t i = 0; i < k; i++) sum += ms[i];
     uint64_t steps = engine_steps(s) + engine_search_steps(s) - steps0;
+    double logits = (double)(engine_search_logits(s) - logits0) / (double)k;
     qsort(ms, k, sizeof *ms, cmp_double);
-    printf("%-10.10s %7zu %8.3f %8.3f %8.3f %8.3f %7.2f %5llu %6.0f%%  %s (%zu bytes)\n", name, k,
+    printf("%-10.10s %7zu %8.3f %8.3f %8.3f %8.3f %7.2f %5llu %7.2f %6.0f%%  %s (%zu bytes)\n", name, k,
            ms[k / 2], ms[(size_t)(0.99 * (double)(k - 1))], ms[k - 1], sum / (double)k,
-           (double)steps / (double)k, (unsigned long long)worst_steps, 100.0 * (double)shown / (double)k,
-           src, len);
+           (double)steps / (double)k, (unsigned long long)worst_steps, logits,
+           100.0 * (double)shown / (double)k, src, len);
     free(ms);
     laya_session_free(s);
 }
@@ -189,8 +193,8 @@ int cmd_bench(int argc, char **argv) {
     const model_cfg *c = &engine_model(m)->cfg;
     printf("model: %s (V=%d H=%d D=%d L=%d W=%d); kernels: %s; search: beam %d, max %d tokens, %d steps; k=3, one thread\n",
            model_path, c->V, c->H, c->D, c->L, c->W, kern_get()->name, cfg.beam, cfg.max_tokens, cfg.max_steps);
-    printf("%-10s %7s %8s %8s %8s %8s %7s %5s %7s  %s\n", "text", "keys", "p50 ms", "p99 ms", "max ms",
-           "mean ms", "steps", "max", "shown", "source");
+    printf("%-10s %7s %8s %8s %8s %8s %7s %5s %7s %7s  %s\n", "text", "keys", "p50 ms", "p99 ms", "max ms",
+           "mean ms", "steps", "max", "logits", "shown", "source");
     static const char *const defaults[][2] = {{"data/corpus/en/valid.txt", "bench/texts/en.txt"},
                                               {"data/corpus/zh/valid.txt", "bench/texts/zh.txt"}};
     int ndef = nt ? nt : 2;

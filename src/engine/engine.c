@@ -87,7 +87,7 @@ void laya_model_free(laya_model *lm) {
  * 0.125 -> 0.123, p50 1.24 -> 1.15 ms. A beam of 2 costs 1.7 points of KSR. */
 engine_cfg engine_cfg_default(void) {
     engine_cfg c = {.beam = 3, .max_tokens = 3, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
-                    .max_steps = 12};
+                    .max_steps = 12, .prune = 1};
     return c;
 }
 
@@ -95,7 +95,7 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     if (!s || !c || c->beam < 1 || c->beam > ENGINE_MAX_BEAM || c->max_tokens < 1 ||
         c->max_tokens > 64 || c->max_words < 1 || c->max_bytes < 1 ||
         c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
-        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS)
+        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1))
         return LAYA_ERR_ARG;
     s->ec = *c;
     return LAYA_OK;
@@ -446,3 +446,4 @@ size_t engine_origin(const laya_session *s) { return s->origin; }
 size_t engine_tail_start(const laya_session *s) { return s->stable; }
 uint64_t engine_steps(const laya_session *s) { return s->steps; }
 uint64_t engine_search_steps(const laya_session *s) { return s->search_steps; }
+uint64_t engine_search_logits(const laya_session *s) { return s->search_logits; }

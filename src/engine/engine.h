@@ -49,6 +49,8 @@ typedef struct {
     float len_exp;     /* rank by prob * chars^len_exp (1 = expected keystrokes saved) */
     int max_steps;     /* search nodes (model steps) per keystroke, 1..ENGINE_MAX_STEPS:
                           the latency budget (suggest.c) */
+    int prune;         /* 1: leaves that cannot be shown are not computed (exact,
+                          suggest.c: hopeless_leaf); 0: the reference search */
 } engine_cfg;
 
 engine_cfg engine_cfg_default(void);
@@ -75,5 +77,7 @@ laya_status engine_score(const laya_model *lm, const char *text, size_t len, dou
 uint64_t engine_steps(const laya_session *s);
 /* Model steps run by this session's suggestion searches so far. */
 uint64_t engine_search_steps(const laya_session *s);
+/* Full logits vectors (V dot products each) its searches computed so far. */
+uint64_t engine_search_logits(const laya_session *s);
 
 #endif

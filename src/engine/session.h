@@ -104,6 +104,7 @@ struct laya_session {
     float *scratch;                 /* model_scratch_floats */
     uint64_t steps;
     uint64_t search_steps;          /* model steps of the suggestion searches */
+    uint64_t search_logits;         /* full (V) logits vectors they computed */
 
     /* Search scratch, allocated once with the session (engine_search_init). */
     beam beams[2][ENGINE_MAX_BEAM];
