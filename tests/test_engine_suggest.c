@@ -200,6 +200,14 @@ TEST(engine_suggest_invariants) {
     free(params);
 }
 
+/* Bytes of te_text's first at most max bytes, cut back to whole characters. */
+static size_t text_head(size_t max) {
+    size_t len = strlen(te_text);
+    if (len > max) len = max;
+    while (len && ((uint8_t)te_text[len] & 0xC0) == 0x80) len--;
+    return len;
+}
+
 /* The fast keystroke path against its reference: typing a text character by
  * character in one session (search nodes kept and reused across keystrokes,
  * beams stepped in batches) gives the same suggestions as a fresh session
@@ -212,9 +220,7 @@ TEST(engine_suggest_reuse_matches_fresh) {
     laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
     CHECK(lm);
     const char *text = te_text;
-    size_t len = strlen(text);
-    if (len > 300) len = 300;
-    while (len && ((uint8_t)text[len] & 0xC0) == 0x80) len--;
+    size_t len = text_head(300);
     static const int cfgs[][3] = {{3, 4, 24}, {4, 5, 256}, {2, 3, 6}, {1, 2, 3}};
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
         engine_cfg c = engine_cfg_default();
@@ -265,9 +271,7 @@ TEST(engine_suggest_pruning_is_exact) {
     laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
     CHECK(lm);
     const char *text = te_text;
-    size_t len = strlen(text);
-    if (len > 300) len = 300;
-    while (len && ((uint8_t)text[len] & 0xC0) == 0x80) len--;
+    size_t len = text_head(300);
     static const int cfgs[][3] = {{3, 3, 12}, {4, 5, 40}, {2, 3, 6}, {1, 2, 3}};
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
         for (int k = 1; k <= 3; k += 2) {
