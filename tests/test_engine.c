@@ -125,6 +125,45 @@ TEST(engine_edits_match_fresh) {
     free(params);
 }
 
+/* Edits far back in a long context (the common prefix with the old context
+ * is found block-wise: laya_session_set_context), at and around the block
+ * boundaries: one letter replaced in place (same length) and the text cut
+ * there; each must leave the session as a fresh one reading the new text. */
+TEST(engine_edits_far_back_match_fresh) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.5f, 7, &params);
+    CHECK(lm);
+    enum { N = 13000 };
+    char *text = malloc(N + 1);
+    size_t len = 0, n_pieces = sizeof pieces / sizeof pieces[0];
+    for (uint32_t rng = 99; len + 32 < N;) {
+        const char *p = pieces[te_rand(&rng) % (uint32_t)n_pieces];
+        memcpy(text + len, p, strlen(p));
+        len += strlen(p);
+    }
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    static const size_t at[] = {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 12287, 12288};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        size_t k = at[i];
+        while (k < len && ((uint8_t)text[k] & 0xC0) == 0x80) k++;  /* a character's first byte */
+        CHECK(laya_session_set_context(s, text, len) == LAYA_OK);
+        char was = text[k];
+        if (((uint8_t)was & 0x80) == 0) {
+            text[k] = was == 'q' ? 'z' : 'q';
+            CHECK(laya_session_set_context(s, text, len) == LAYA_OK);
+            CHECKF(same_as_fresh(lm, s, text, len), "letter replaced at %zu", k);
+            text[k] = was;
+        }
+        CHECK(laya_session_set_context(s, text, k) == LAYA_OK);
+        CHECKF(same_as_fresh(lm, s, text, k), "cut at %zu", k);
+    }
+    laya_session_free(s);
+    free(text);
+    laya_model_free(lm);
+    free(params);
+}
+
 /* A long text fills the ring and makes the sparse checkpoints thin out;
  * jumps far back must still land on the same state. */
 TEST(engine_long_text_rewinds) {

@@ -358,12 +358,22 @@ static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_
     return LAYA_OK;
 }
 
+/* Length of the common prefix of a and b (n bytes each): libc's vector
+ * memcmp over 4 KB blocks, bytes only inside the first block that differs.
+ * A byte loop here was 18% of a keystroke at 150 KB of context. */
+static size_t common_prefix(const uint8_t *a, const uint8_t *b, size_t n) {
+    enum { BLK = 4096 };
+    size_t p = 0;
+    while (n - p >= BLK && memcmp(a + p, b + p, BLK) == 0) p += BLK;
+    while (p < n && a[p] == b[p]) p++;
+    return p;
+}
+
 laya_status laya_session_set_context(laya_session *s, const char *text, size_t len) {
     if (!s || (!text && len)) return LAYA_ERR_ARG;
     if (len > ENGINE_MAX_CONTEXT) return LAYA_ERR_LIMIT;
     const uint8_t *t = (const uint8_t *)text;
-    size_t p = 0, lim = len < s->len ? len : s->len;
-    while (p < lim && s->ctx[p] == t[p]) p++;
+    size_t p = common_prefix(s->ctx, t, len < s->len ? len : s->len);
     return apply(s, p, t + p, len - p);
 }
 
