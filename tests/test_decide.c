@@ -242,6 +242,21 @@ TEST(decide_tracks_contexts) {
     CHECK(decide_track_context(d, "Rest regard", 11, 700) == LAYA_EVENT_JUMP);
     decide_forget_context(d);
     CHECK(decide_track_context(d, "Rest regard", 11, 800) == LAYA_EVENT_JUMP);
+    /* A long document: the same kinds, edits near the cursor are jumps. */
+    enum { N = 5000 };
+    char *doc = malloc(N + 2);
+    for (int i = 0; i < N; i++) doc[i] = (char)('a' + i % 26);
+    CHECK(decide_track_context(d, doc, N, 900) == LAYA_EVENT_JUMP);
+    doc[N] = 'x';
+    CHECK(decide_track_context(d, doc, N + 1, 1000) == LAYA_EVENT_CHAR);
+    CHECK(decide_track_context(d, doc, N, 1100) == LAYA_EVENT_BACKSPACE);
+    doc[N - 100] = '#';   /* an edit 100 bytes back, same length */
+    CHECK(decide_track_context(d, doc, N, 1200) == LAYA_EVENT_JUMP);
+    CHECK(decide_track_context(d, doc, N + 1, 1300) == LAYA_EVENT_CHAR);
+    doc[N - 10] = '#';    /* and one inside the window with a character more */
+    doc[N + 1] = 'y';
+    CHECK(decide_track_context(d, doc, N + 2, 1400) == LAYA_EVENT_JUMP);
+    free(doc);
     laya_decider_free(d);
 }
 

@@ -241,24 +241,29 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
 
 /* ---- context tracking ------------------------------------------------ */
 
-enum { FNV_OFF = 0, FNV_PRIME = 1 };
-static const uint64_t fnv[2] = {0xcbf29ce484222325ull, 0x100000001b3ull};
+/* FNV-1a 64 of the last (at most) TRACK_WINDOW bytes before end. Contexts
+ * are told apart by their length and this hash, so the work per request is
+ * constant however long the document: an edit more than TRACK_WINDOW bytes
+ * before the cursor that also leaves the length one character longer or
+ * shorter would pass for a keystroke (its only effect: one typing interval
+ * and one judgement of a shown list). */
+enum { TRACK_WINDOW = 1024 };
+
+static uint64_t tail_hash(const uint8_t *s, size_t end) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = end > TRACK_WINDOW ? end - TRACK_WINDOW : 0; i < end; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+    return h;
+}
 
 int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_ms) {
     const uint8_t *s = (const uint8_t *)ctx;
     size_t back = utf8_prev(s, len);
-    uint64_t h = fnv[FNV_OFF], h_at_old = 0, h_back = fnv[FNV_OFF];
-    for (size_t i = 0; i <= len; i++) {
-        if (i == d->ctx_len) h_at_old = h;
-        if (i == back) h_back = h;
-        if (i == len) break;
-        h = (h ^ s[i]) * fnv[FNV_PRIME];
-    }
+    uint64_t h = tail_hash(s, len), h_back = tail_hash(s, back);
     laya_event kind = LAYA_EVENT_JUMP;
     int same = 0;
     if (d->have_ctx) {
         if (len == d->ctx_len && h == d->h_full) same = 1;
-        else if (len > d->ctx_len && back == d->ctx_len && h_at_old == d->h_full) kind = LAYA_EVENT_CHAR;
+        else if (len > d->ctx_len && back == d->ctx_len && h_back == d->h_full) kind = LAYA_EVENT_CHAR;
         else if (len == d->back_len && h == d->h_back) kind = LAYA_EVENT_BACKSPACE;
     }
     d->have_ctx = 1;

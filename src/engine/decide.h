@@ -84,8 +84,10 @@ double decide_median_iki(const laya_decider *d);
  * and records it as an event at t_ms: one more UTF-8 character is
  * LAYA_EVENT_CHAR, one fewer LAYA_EVENT_BACKSPACE, anything else
  * LAYA_EVENT_JUMP (an edit, a paste, an accepted suggestion, a cursor move).
- * Only hashes are kept (FNV-1a 64 of the context and of the context minus its
- * last character): O(len) time, O(1) memory, no copy of the text. Returns
+ * Only lengths and hashes are kept (FNV-1a 64 of the last 1 KB before the
+ * end and before the last character): constant time and memory whatever
+ * the length, no copy of the text (decide.c says what the window cannot
+ * tell apart). Returns
  * the kind recorded, or -1 when the context is unchanged (nothing recorded). */
 int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_ms);
 
