@@ -4,6 +4,7 @@
  * gives exact probabilities to check; random networks check the invariants
  * (valid UTF-8, distinct, non-empty, ranked) on many contexts. */
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -303,6 +304,86 @@ TEST(engine_suggest_pruning_is_exact) {
             laya_session_free(s[0]);
             laya_session_free(s[1]);
         }
+    laya_model_free(lm);
+    free(params);
+}
+
+/* Caps lock: a partial word in capitals after a word in capitals is
+ * completed as its lowercase form and shown in capitals: the suggestions
+ * for "... PREV WOR" are those for "... PREV wor" with their letters
+ * raised, case duplicates dropped, probabilities equal. A single capital,
+ * or capitals after a lowercase word (an acronym), are left as typed. */
+TEST(engine_suggest_capitals_follow_the_lowercase_word) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
+    CHECK(lm);
+    size_t len = text_head(2000), tried = 0;
+    char a[2100], b[2100];
+    for (size_t i = 60; i + 3 < len && tried < 12; i += 37) {
+        while (i + 3 < len && !(te_text[i - 1] == ' ' && islower((unsigned char)te_text[i]) &&
+                                islower((unsigned char)te_text[i + 1]) && islower((unsigned char)te_text[i + 2])))
+            i++;
+        if (i + 3 >= len) break;
+        size_t n = i + 3;
+        /* a: the previous word and the tail in capitals (caps lock); b: the
+         * same with the tail in lowercase */
+        size_t pw = i - 1;
+        while (pw > 0 && te_text[pw - 1] == ' ') pw--;
+        while (pw > 0 && te_text[pw - 1] != ' ' && te_text[pw - 1] != '\n') pw--;
+        int letters = 0, ascii = 1;
+        for (size_t j = pw; j < i; j++) {
+            letters += isalpha((unsigned char)te_text[j]) != 0;
+            ascii &= (unsigned char)te_text[j] < 0x80;
+        }
+        if (letters < 2 || !ascii) continue;  /* caps lock needs a word before */
+        tried++;
+        memcpy(a, te_text, n);
+        for (size_t j = pw; j < n; j++) a[j] = (char)toupper((unsigned char)a[j]);
+        memcpy(b, a, n);
+        memcpy(b + i, te_text + i, n - i);
+        laya_session *sa = NULL, *sb = NULL;
+        CHECK(laya_session_new(lm, &sa) == LAYA_OK && laya_session_new(lm, &sb) == LAYA_OK);
+        laya_suggestion oa[3], ob[16];
+        int na = 0, nb = 0;
+        CHECK(laya_session_set_context(sa, a, n) == LAYA_OK && laya_suggest(sa, 3, oa, &na) == LAYA_OK);
+        CHECK(laya_session_set_context(sb, b, n) == LAYA_OK && laya_suggest(sb, 16, ob, &nb) == LAYA_OK);
+        char want[3][ENGINE_MAX_GEN + 1];
+        float wp[3];
+        int nw = 0;
+        for (int j = 0; j < nb && nw < 3; j++) {
+            char u[ENGINE_MAX_GEN + 1];
+            for (size_t c = 0; c <= ob[j].len; c++) u[c] = (char)toupper((unsigned char)ob[j].text[c]);
+            int dup = 0;
+            for (int q = 0; q < nw; q++) dup |= !strcmp(want[q], u);
+            if (dup) continue;
+            memcpy(want[nw], u, ob[j].len + 1);
+            wp[nw++] = ob[j].prob;
+        }
+        CHECKF(na == nw, "at %zu: %d vs %d suggestions", i, na, nw);
+        for (int j = 0; j < na && j < nw; j++)
+            CHECKF(!strcmp(oa[j].text, want[j]) && oa[j].prob == wp[j], "at %zu: '%s' %g vs '%s' %g", i,
+                   oa[j].text, (double)oa[j].prob, want[j], (double)wp[j]);
+        laya_session_free(sa);
+        laya_session_free(sb);
+    }
+    CHECK(tried >= 5);
+    /* no folding: one capital after capitals, capitals after a lowercase word */
+    static const char *const kept[][2] = {{"THE T", "THE t"}, {"the TH", "the th"}};
+    for (int c = 0; c < 2; c++) {
+        laya_session *s2[2];
+        laya_suggestion o[2][3];
+        int no[2];
+        for (int v = 0; v < 2; v++) {
+            CHECK(laya_session_new(lm, &s2[v]) == LAYA_OK);
+            CHECK(laya_session_set_context(s2[v], kept[c][v], strlen(kept[c][v])) == LAYA_OK &&
+                  laya_suggest(s2[v], 3, o[v], &no[v]) == LAYA_OK);
+        }
+        int differ = no[0] != no[1];
+        for (int j = 0; j < no[0] && j < no[1] && !differ; j++) differ = o[0][j].prob != o[1][j].prob;
+        CHECKF(differ, "'%s' was folded", kept[c][0]);
+        laya_session_free(s2[0]);
+        laya_session_free(s2[1]);
+    }
     laya_model_free(lm);
     free(params);
 }

@@ -587,6 +587,37 @@ static int cmp_score(const candidate *a, const candidate *b) {
     return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
 }
 
+/* 1 if s[0..n) has at least two ASCII letters, no lowercase one and
+ * nothing beyond ASCII. */
+static int in_capitals(const uint8_t *s, size_t n) {
+    int up = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= 0x80 || (s[i] >= 'a' && s[i] <= 'z')) return 0;
+        up += s[i] >= 'A' && s[i] <= 'Z';
+    }
+    return up >= 2;
+}
+
+/* Typing with caps lock: the tail t (m bytes) and the word before it (in
+ * ctx[0..stable)) both in capitals. Then the tail goes to out in
+ * lowercase and 1 is returned; else 0 (out untouched). The model has read
+ * far more lowercase words than words in capitals, which the tokenizer cuts
+ * into small pieces ("YOUR HEL" -> "O", while "your hel" -> "p"), so such
+ * a word is completed as its lowercase form and the suggestions are put in
+ * capitals, as the typist writes. A word in capitals among lowercase ones
+ * is most likely an acronym ("MIME", "SMTP"), which the model knows in
+ * capitals: left as typed. */
+static int fold_caps(const uint8_t *ctx, size_t stable, const uint8_t *t, int m, uint8_t *out) {
+    if (!in_capitals(t, (size_t)m)) return 0;
+    size_t e = stable;
+    while (e > 0 && (ctx[e - 1] == ' ' || ctx[e - 1] == '\t')) e--;
+    size_t b = e;
+    while (b > 0 && ctx[b - 1] != ' ' && ctx[b - 1] != '\t' && ctx[b - 1] != '\n' && e - b < 64) b--;
+    if (!in_capitals(ctx + b, e - b)) return 0;
+    for (int i = 0; i < m; i++) out[i] = t[i] >= 'A' && t[i] <= 'Z' ? (uint8_t)(t[i] + 32) : t[i];
+    return 1;
+}
+
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
     *n_out = 0;
     s->n_cand = 0;
@@ -594,6 +625,14 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     search q = {.s = s, .tail = s->ctx + s->stable, .m = (int)(s->len - s->stable),
                 .width = s->ec.beam, .k = k < ENGINE_MAX_K ? k : ENGINE_MAX_K};
     if (q.m > ENGINE_MAX_TAIL) return LAYA_OK;  /* no word is that long: nothing to complete */
+    uint8_t folded[ENGINE_MAX_TAIL];
+    const int caps = fold_caps(s->ctx, s->stable, q.tail, q.m, folded);
+    if (caps) {
+        q.tail = folded;
+        /* candidates that differ only in case become one: the k-th best
+         * before that is no bound on what is shown, so no pruning by it */
+        q.k = 0;
+    }
     size_t nl = utf8_incomplete_tail(s->ctx, s->len);
     if (nl > (size_t)q.m) nl = (size_t)q.m;
     memcpy(q.lead, s->ctx + s->len - nl, nl);
@@ -638,14 +677,20 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         }
         s->cand[j] = c;
     }
-    int n = s->n_cand < k ? s->n_cand : k;
-    for (int i = 0; i < n; i++) {
-        memcpy(s->out_text[i], s->cand[i].text, (size_t)s->cand[i].len);
-        s->out_text[i][s->cand[i].len] = 0;
-        out[i].text = (const char *)s->out_text[i];
-        out[i].len = (size_t)s->cand[i].len;
-        double pr = s->cand[i].prob;
-        out[i].prob = (float)(pr > 1 ? 1 : pr);
+    int n = 0;
+    for (int i = 0; i < s->n_cand && n < k; i++) {
+        const candidate *c = &s->cand[i];
+        uint8_t *t = s->out_text[n];
+        for (int j = 0; j < c->len; j++)
+            t[j] = caps && c->text[j] >= 'a' && c->text[j] <= 'z' ? (uint8_t)(c->text[j] - 32) : c->text[j];
+        t[c->len] = 0;
+        int dup = 0;
+        for (int j = 0; j < n && !dup; j++) dup = out[j].len == (size_t)c->len && !memcmp(out[j].text, t, (size_t)c->len);
+        if (dup) continue;  /* only in capitals: "Me" and "me" are both "ME" */
+        out[n].text = (const char *)t;
+        out[n].len = (size_t)c->len;
+        out[n].prob = (float)(c->prob > 1 ? 1 : c->prob);
+        n++;
     }
     *n_out = n;
     return LAYA_OK;
