@@ -387,3 +387,18 @@ TEST(engine_suggest_capitals_follow_the_lowercase_word) {
     laya_model_free(lm);
     free(params);
 }
+
+/* The ranking score: expected characters saved. A CJK candidate saves one
+ * character less than it has (accepting costs a keystroke), so a sure
+ * single character ranks below a likely two-character word; in alphabetic
+ * text the characters are counted whole; blanks before the text do not
+ * decide the script. */
+TEST(engine_rank_score_counts_what_is_saved) {
+    const uint8_t one[] = "\xe4\xbd\xa0", two[] = "\xe4\xbd\xa0\xe5\xa5\xbd", sp[] = " \xe4\xbd\xa0\xe5\xa5\xbd";
+    CHECK(engine_rank_score(one, 3, 0.9, 1.0f) == 0.0);
+    CHECK_NEAR(engine_rank_score(two, 6, 0.3, 1.0f), 0.3, 1e-12, 0);
+    CHECK_NEAR(engine_rank_score(sp, 7, 0.3, 1.0f), 0.6, 1e-12, 0);   /* the blank is a character saved */
+    CHECK(engine_rank_score((const uint8_t *)"s", 1, 0.9, 1.0f) > engine_rank_score(two, 6, 0.3, 1.0f));
+    CHECK_NEAR(engine_rank_score((const uint8_t *)"ing", 3, 0.5, 1.0f), 1.5, 1e-12, 0);
+    CHECK_NEAR(engine_rank_score((const uint8_t *)"ing", 3, 0.5, 2.0f), 4.5, 1e-12, 0);
+}

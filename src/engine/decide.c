@@ -29,7 +29,7 @@ struct laya_decider {
 void decide_params_default(decide_params *p) {
     *p = (decide_params){
         .min_saving = 0.0f,
-        .p_start = 0.0f, .p_min = 0.0f, .p_max = 0.05f,
+        .p_start = 0.0f, .p_min = 0.0f, .p_max = 0.02f,
         .up = 0.01f, .down = 0.2f,
         .burst_ratio = 0.3f, .burst_p = 0.15f,
         .backspace_p = 0.3f,
@@ -156,14 +156,6 @@ laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms) {
 
 static int is_blank(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-static int is_cjk_at(const uint8_t *s, size_t n, size_t i) {
-    size_t e = utf8_next(s, n, i);
-    if (e - i != 3 && e - i != 4) return 0;
-    uint32_t c = e - i == 3 ? ((s[i] & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu)
-                            : 0x20000;   /* 4-byte: supplementary ideographs and emoji alike */
-    return (c >= 0x3400 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) || c >= 0x20000;
-}
-
 /* End of the first word of s[0..n): leading blanks, then up to the next
  * blank (punctuation stays with its word), plus one blank after it. A word
  * of CJK characters, which has no blanks, is cut after two of them (the
@@ -171,8 +163,8 @@ static int is_cjk_at(const uint8_t *s, size_t n, size_t i) {
 static size_t first_word_end(const uint8_t *s, size_t n) {
     size_t i = 0;
     while (i < n && is_blank(s[i])) i++;
-    if (i < n && is_cjk_at(s, n, i)) {
-        for (int c = 0; c < 2 && i < n && is_cjk_at(s, n, i); c++) i = utf8_next(s, n, i);
+    if (i < n && utf8_cjk_at(s, n, i)) {
+        for (int c = 0; c < 2 && i < n && utf8_cjk_at(s, n, i); c++) i = utf8_next(s, n, i);
         return i;
     }
     while (i < n && !is_blank(s[i])) i = utf8_next(s, n, i);
@@ -272,7 +264,7 @@ int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_
     d->h_full = h;
     d->h_back = h_back;
     if (same) return -1;
-    event(d, kind, t_ms, kind == LAYA_EVENT_CHAR && is_cjk_at(s, len, back));
+    event(d, kind, t_ms, kind == LAYA_EVENT_CHAR && utf8_cjk_at(s, len, back));
     return (int)kind;
 }
 

@@ -43,11 +43,15 @@ enum { DECIDE_IKI_RING = 31 };
  * Retune when the model changes. With the shipped H=384 model (2026-12-03)
  * the CJK rule and burst_ratio 0.5 -> 0.3 took Chinese CSR with the
  * decision from 0.116 to 0.123 (0.129 without it) and English KSR from
- * 0.513 to 0.523 (docs/RESULTS.md). */
+ * 0.513 to 0.523; then, once CJK candidates were ranked by the characters
+ * they save (suggest.c), p_max 0.05 -> 0.02: the riskier two-character
+ * lists drove the threshold up and held 103 lists as low (Chinese CSR with
+ * the decision 0.104 at 0.05, 0.134 at 0.02, 0.151 without the decision;
+ * English unchanged) (docs/RESULTS.md). */
 typedef struct {
     float min_saving;   /* expected keystrokes saved, p*(chars-1), below which nothing shows: 0 */
     float p_start;      /* initial confidence threshold: 0 */
-    float p_min, p_max; /* bounds of the adaptive threshold: 0, 0.05 */
+    float p_min, p_max; /* bounds of the adaptive threshold: 0, 0.02 */
     float up, down;     /* threshold steps per ignored / accepted list: 0.01, 0.2 */
     float burst_ratio;  /* burst: last interval < burst_ratio * median interval: 0.3 */
     float burst_p;      /* threshold floor during a burst: 0.15 */

@@ -54,6 +54,11 @@ typedef struct {
 } engine_cfg;
 
 engine_cfg engine_cfg_default(void);
+
+/* The score a suggestion (text, len bytes, probability prob) is ranked by
+ * (suggest.c): prob * saved^len_exp, saved = its characters, less one if it
+ * starts (after blanks) with a CJK character. */
+double engine_rank_score(const uint8_t *text, int len, double prob, float len_exp);
 /* Checks ranges and applies cfg to s (takes effect at the next laya_suggest). */
 laya_status engine_set_cfg(laya_session *s, const engine_cfg *cfg);
 

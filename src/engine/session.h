@@ -133,6 +133,7 @@ struct laya_session {
 
 /* suggest.c */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+
 /* The kept search node whose state is cur's after consuming token id (its
  * path from the root is the stable tokens fed since the root, then id), or
  * -1: feeding a token the last search already stepped costs a copy. */

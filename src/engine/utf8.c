@@ -78,3 +78,11 @@ size_t utf8_count(const uint8_t *s, size_t n) {
     for (size_t i = 0; i < n; i = utf8_next(s, n, i)) c++;
     return c;
 }
+
+int utf8_cjk_at(const uint8_t *s, size_t n, size_t i) {
+    size_t e = utf8_next(s, n, i);
+    if (e - i != 3 && e - i != 4) return 0;
+    uint32_t c = e - i == 3 ? ((s[i] & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu)
+                            : 0x20000;
+    return (c >= 0x3400 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) || c >= 0x20000;
+}

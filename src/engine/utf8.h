@@ -34,4 +34,9 @@ size_t utf8_next(const uint8_t *s, size_t n, size_t i);
 /* Number of characters in s[0..n) (a stray byte counts as one). */
 size_t utf8_count(const uint8_t *s, size_t n);
 
+/* 1 iff the character at i (i < n) is a CJK ideograph: U+3400..U+9FFF,
+ * U+F900..U+FAFF, or any 4-byte character (supplementary ideographs, and
+ * emoji alike: both are typed whole, not letter by letter). */
+int utf8_cjk_at(const uint8_t *s, size_t n, size_t i);
+
 #endif
