@@ -154,12 +154,20 @@ static int node_find(const laya_session *s, int parent, int32_t id) {
     return -1;
 }
 
-int engine_node_next(const laya_session *s, int32_t id) {
+/* The kept node whose path from the root is the stable tokens the model
+ * has consumed since the root (cur's state: the root itself when none),
+ * or -1 when the nodes are not of this text (a rewind since) or lack it. */
+static int node_at_cur(const laya_session *s) {
     if (!s->nodes[ENGINE_NODES].id || s->rewinds != s->nodes_rewinds || s->cur.st.n < s->root_n ||
         (size_t)s->cur.st.n > s->n_tok)
         return -1;
     int at = ENGINE_NODES;
     for (int64_t t = s->root_n; t < s->cur.st.n && at >= 0; t++) at = node_find(s, at, s->tok[t]);
+    return at;
+}
+
+int engine_node_next(const laya_session *s, int32_t id) {
+    int at = node_at_cur(s);
     return at >= 0 ? node_find(s, at, id) : -1;
 }
 
@@ -242,14 +250,21 @@ static int emittable(const search *q, const beam *b) {
     return utf8_ok(q, b->gen, b->glen, NULL, 0, 1);
 }
 
+/* The candidate with b's text, or -1. */
+static int cand_find(const laya_session *s, const beam *b) {
+    for (int i = 0; i < s->n_cand; i++)
+        if (s->cand[i].len == b->glen && !memcmp(s->cand[i].text, b->gen, (size_t)b->glen)) return i;
+    return -1;
+}
+
 static void emit(search *q, const beam *b, double prob) {
     laya_session *s = q->s;
     if (!(prob > 0) || !emittable(q, b)) return;
-    for (int i = 0; i < s->n_cand; i++)
-        if (s->cand[i].len == b->glen && !memcmp(s->cand[i].text, b->gen, (size_t)b->glen)) {
-            s->cand[i].prob += prob;
-            return;
-        }
+    int at = cand_find(s, b);
+    if (at >= 0) {
+        s->cand[at].prob += prob;
+        return;
+    }
     int slot = s->n_cand;
     if (slot == ENGINE_MAX_CAND) {
         /* Full: replace the least likely. */
@@ -463,10 +478,8 @@ static int hopeless_leaf(const search *q, const beam *c, double kth) {
     if (!s->ec.prune || s->ec.max_steps + 1 >= ENGINE_MAX_CAND) return 0;
     if (c->r < q->m || (c->ntok < s->ec.max_tokens && !ends_sentence(c->gen, c->glen))) return 0;
     if (!emittable(q, c)) return 1;
-    double prob = exp(c->lp);
-    for (int i = 0; i < s->n_cand; i++)
-        if (s->cand[i].len == c->glen && !memcmp(s->cand[i].text, c->gen, (size_t)c->glen))
-            prob += s->cand[i].prob;
+    int at = cand_find(s, c);
+    double prob = exp(c->lp) + (at >= 0 ? s->cand[at].prob : 0.0);
     return cand_score(s, c->gen, c->glen, prob) < kth;
 }
 
@@ -570,12 +583,7 @@ static int advance(search *q) {
  * single products, ~1e-7). Otherwise every kept node is dropped. */
 static void reroot(laya_session *s) {
     node *root = &s->nodes[ENGINE_NODES];
-    int at = -1;
-    if (root->id && s->rewinds == s->nodes_rewinds && s->cur.st.n > s->root_n &&
-        (size_t)s->cur.st.n <= s->n_tok) {
-        at = ENGINE_NODES;
-        for (int64_t t = s->root_n; t < s->cur.st.n && at >= 0; t++) at = node_find(s, at, s->tok[t]);
-    }
+    int at = s->cur.st.n > s->root_n ? node_at_cur(s) : -1;
     if (at >= 0) {
         node *nd = &s->nodes[at];
         root->id = nd->id;
@@ -625,9 +633,9 @@ static int in_capitals(const uint8_t *s, size_t n) {
 static int fold_caps(const uint8_t *ctx, size_t stable, const uint8_t *t, int m, uint8_t *out) {
     if (!in_capitals(t, (size_t)m)) return 0;
     size_t e = stable;
-    while (e > 0 && (ctx[e - 1] == ' ' || ctx[e - 1] == '\t')) e--;
+    while (e > 0 && is_space(ctx[e - 1])) e--;
     size_t b = e;
-    while (b > 0 && ctx[b - 1] != ' ' && ctx[b - 1] != '\t' && ctx[b - 1] != '\n' && e - b < 64) b--;
+    while (b > 0 && !is_space(ctx[b - 1]) && ctx[b - 1] != '\n' && e - b < 64) b--;
     if (!in_capitals(ctx + b, e - b)) return 0;
     for (int i = 0; i < m; i++) out[i] = t[i] >= 'A' && t[i] <= 'Z' ? (uint8_t)(t[i] + 32) : t[i];
     return 1;
