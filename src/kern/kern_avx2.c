@@ -268,17 +268,10 @@ void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n
     double dz[4], de[4];
     _mm256_storeu_pd(dz, _mm256_add_pd(z0, z1));
     _mm256_storeu_pd(de, _mm256_add_pd(e0, e1));
-    double sz = (dz[0] + dz[1]) + (dz[2] + dz[3]), se = (de[0] + de[1]) + (de[2] + de[3]);
-    for (; i < n; i++) {
-        float d = lg[i] - m;
-        if (!(d > -40.0f)) continue;
-        float x = expf(d);
-        sz += (double)(w[i] * x);
-        se += (double)(e[i] * x);
-    }
     *mx = m;
-    *z = sz;
-    *ze = se;
+    *z = (dz[0] + dz[1]) + (dz[2] + dz[3]);
+    *ze = (de[0] + de[1]) + (de[2] + de[3]);
+    kern_logit_mass_span(lg, w, e, i, n, m, z, ze);  /* the last n % 8 terms */
 }
 
 /* 8 logits per compare against the current k-th value (-inf until k are

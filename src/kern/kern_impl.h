@@ -24,6 +24,10 @@ void kern_gru_gates_span(int H, int i0, const float *gi, const float *gh, const 
                          const float *b_hh, float *h);
 void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
                          double *ze);
+/* Adds the reference's terms i0..n-1 (given the max m) to *z and *ze: the
+ * reference's sum, and the vector versions' tail. */
+void kern_logit_mass_span(const float *lg, const float *w, const float *e, int i0, int n, float m, double *z,
+                          double *ze);
 int kern_logit_top_ref(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
 /* Inserts (i, v) into the sorted list ids/vals of *nt <= k entries (the
  * reference's step; the vector versions call it for every lane that beats
@@ -79,6 +83,12 @@ void kern_quant_x_avx2(const float *x, int32_t C, int32_t G, int q4_order, kern_
 static inline int kern_q_fast(const qmat *w) {
     return (w->type == QT_Q8 || w->type == QT_Q4) && (w->group == 32 || w->group == 64 ||
            w->group == 128) && w->cols % w->group == 0 && w->cols <= KERN_QX_MAX_COLS;
+}
+
+/* Weight code c of a q8 (q4 = 0) or q4 (q4 = 1, low nibble first) row
+ * (quant.h): the one reading of the stored layout. */
+static inline uint32_t kern_qcode(const uint8_t *row, size_t c, int q4) {
+    return q4 ? (row[c / 2] >> (4 * (c & 1))) & 15u : row[c];
 }
 
 /* A matrix's panel block (kern.h) cut into its parts: panel p's codes at

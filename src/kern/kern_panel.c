@@ -45,13 +45,12 @@ void kern_panel_pack(const qmat *w, void *mem) {
             /* quad k of the row -> bytes 32k + 4 lane .. +3 of the panel */
             for (int32_t k = 0; k < C / 4; k++) memcpy(dst + 32 * (size_t)k, row + 4 * (size_t)k, 4);
         } else {
-            /* octet k: column 8k+j (stored at byte 4k + j/2) low, 8k+4+j high */
+            /* octet k: column 8k+j in the low nibble, 8k+4+j in the high */
             for (int32_t k = 0; k < C / 8; k++)
                 for (int j = 0; j < 4; j++) {
-                    int32_t c0 = 8 * k + j, c1 = c0 + 4;
-                    uint8_t lo = (row[c0 / 2] >> (4 * (c0 & 1))) & 15u;
-                    uint8_t hi = (row[c1 / 2] >> (4 * (c1 & 1))) & 15u;
-                    dst[32 * (size_t)k + (size_t)j] = (uint8_t)(lo | hi << 4);
+                    size_t c0 = 8 * (size_t)k + (size_t)j;
+                    dst[32 * (size_t)k + (size_t)j] =
+                        (uint8_t)(kern_qcode(row, c0, 1) | kern_qcode(row, c0 + 4, 1) << 4);
                 }
         }
         for (int32_t g = 0; g < NG; g++) {

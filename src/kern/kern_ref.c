@@ -10,10 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Weight code c of a q8 (q4 = 0) or q4 (q4 = 1, low nibble first) row. */
-static inline uint32_t qcode(const uint8_t *row, size_t c, int q4) {
-    return q4 ? (row[c / 2] >> (4 * (c & 1))) & 15u : row[c];
-}
 
 /* W[r] . x for one row: the one place that knows how each type is stored. */
 static float row_dot_ref(const qmat *w, int32_t r, const float *x) {
@@ -45,7 +41,7 @@ static float row_dot_ref(const qmat *w, int32_t r, const float *x) {
         float a = 0.0f, sx = 0.0f;
         for (int32_t i = 0; i < G; i++) {
             size_t c = (size_t)g * G + i;
-            a += (float)qcode(row, c, q4) * x[c];
+            a += (float)kern_qcode(row, c, q4) * x[c];
             sx += x[c];
         }
         acc += s[g] * a + b[g] * sx;
@@ -73,7 +69,7 @@ void kern_row_f32(const qmat *w, int32_t r, float *out) {
     const uint8_t *row = (const uint8_t *)w->data + (size_t)r * quant_row_bytes(q4 ? 4 : 8, (int64_t)C);
     for (size_t c = 0; c < C; c++) {
         size_t g = (size_t)r * NG + c / (size_t)w->group;
-        out[c] = w->scales[g] * (float)qcode(row, c, q4) + w->biases[g];
+        out[c] = w->scales[g] * (float)kern_qcode(row, c, q4) + w->biases[g];
     }
 }
 
@@ -145,17 +141,20 @@ void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n,
         float v = w[i] > 0 ? lg[i] : -INFINITY;
         m = v > m ? v : m;
     }
-    double sz = 0, se = 0;
-    for (int i = 0; i < n; i++) {
+    *mx = m;
+    *z = *ze = 0;
+    kern_logit_mass_span(lg, w, e, 0, n, m, z, ze);
+}
+
+void kern_logit_mass_span(const float *lg, const float *w, const float *e, int i0, int n, float m, double *z,
+                          double *ze) {
+    for (int i = i0; i < n; i++) {
         float d = lg[i] - m;
         if (!(d > -40.0f)) continue;
         float x = expf(d);
-        sz += (double)(w[i] * x);
-        se += (double)(e[i] * x);
+        *z += (double)(w[i] * x);
+        *ze += (double)(e[i] * x);
     }
-    *mx = m;
-    *z = sz;
-    *ze = se;
 }
 
 int kern_logit_top_ref(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals) {
