@@ -35,8 +35,8 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
     echo "== GPU checks"
     timeout 300 "$BIN/laya_cuda_tests" >"$OUT/tests.log" 2>&1 || rc=1
     cat "$OUT/tests.log"
-    echo "== compute-sanitizer memcheck (attention, GRU, cross-entropy, embedding)"
-    for t in cuda_attn cuda_gru cuda_xent cuda_embed; do
+    echo "== compute-sanitizer memcheck (attention, GRU, persistent GRU, cross-entropy, embedding)"
+    for t in cuda_attn cuda_gru_matches cuda_gru_persistent cuda_xent cuda_embed; do
         LAYA_TEST_NOFORK=1 timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$BIN/laya_cuda_tests" $t \
             >"$OUT/memcheck_$t.log" 2>&1
         grep -E "ERROR SUMMARY|passed, " "$OUT/memcheck_$t.log" | tr '\n' ' '

@@ -109,13 +109,17 @@ BENCH(bench_cuda_train_step) {
     train_init_params(&cfg, p, 1);
     double flops = step_flops(&cfg, B, T);
     train_adamw o = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = 0.1f};
-    printf("  %-5s %5s %10s %12s %10s %8s\n", "math", "split", "ms/step", "tokens/s", "TFLOP/s", "of gemm");
-    static const int runs[][2] = {{1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, CUDA_TRAIN_SPLIT}};
+    printf("  %-5s %5s %-10s %10s %12s %10s %8s\n", "math", "split", "recurrence", "ms/step", "tokens/s", "TFLOP/s",
+           "of gemm");
+    /* {math, split, persistent}: the tf32 baseline, bf16 through cuBLAS,
+     * bf16 with the persistent recurrences (cuda_rec.cu). */
+    static const int runs[][3] = {{1, 1, 0}, {2, 1, 0}, {2, 1, 1}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        int m = runs[r][0], split = runs[r][1];
+        int m = runs[r][0], split = runs[r][1], pers = runs[r][2];
         cuda_trainer ct;
         if (cuda_trainer_init(&ct, &cfg, B, T, 0.1f, (cuda_math)m, err, sizeof err) != LAYA_OK ||
             cuda_trainer_set_split(&ct, split, err, sizeof err) != LAYA_OK ||
+            cuda_trainer_set_persist(&ct, pers, err, sizeof err) != LAYA_OK ||
             cuda_trainer_set(&ct, p, NULL, NULL, err, sizeof err) != LAYA_OK) {
             printf("  %-5s %s\n", mname[m], err);
             continue;
@@ -133,10 +137,12 @@ BENCH(bench_cuda_train_step) {
             continue;
         }
         double dt = (bench_now() - t0) / steps;
-        printf("  %-5s %5d %10.2f %12.0f %10.1f %7.0f%%   (loss %.3f, %.1f GB on the GPU)\n", mname[m], split, 1e3 * dt,
-               (double)B * T / dt, flops / dt / 1e12, 100 * flops / dt / ceil_rate[m], loss, ct.mem_bytes / 1e9);
-        if (m == 1 && split == CUDA_TRAIN_SPLIT) {
-            printf("profile of one tf32 step without the graph (split %d):\n", split);
+        printf("  %-5s %5d %-10s %10.2f %12.0f %10.1f %7.0f%%   (loss %.3f, %.1f GB on the GPU)\n", mname[m], split,
+               pers ? "persistent" : "cuBLAS", 1e3 * dt, (double)B * T / dt, flops / dt / 1e12,
+               100 * flops / dt / ceil_rate[m], loss, ct.mem_bytes / 1e9);
+        if (m == 2) {
+            printf("profile of one %s step without the graph (%s recurrences):\n", mname[m],
+                   pers ? "persistent" : "cuBLAS");
             if (cuda_trainer_profile(&ct, toks, err, sizeof err) != LAYA_OK) printf("  %s\n", err);
         }
         cuda_trainer_free(&ct);

@@ -25,6 +25,7 @@ static laya_status gpu_init(void *self, const model_cfg *c, const train_opts *o,
     g->S = (size_t)c->L * o->B * c->H;
     laya_status st = cuda_trainer_init(&g->ct, c, o->B, o->T, o->dropout, g->math, err, errlen);
     g->ct_ok = st == LAYA_OK;
+    if (g->ct_ok && g->ct.ctx.persist) snprintf(g->name, sizeof g->name, "laya cuda (bf16, persistent)");
     return st;
 }
 

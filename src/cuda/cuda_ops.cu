@@ -135,6 +135,7 @@ void cuda_ctx_free(cuda_ctx *c) {
     if (c->blas) cublasDestroy((cublasHandle_t)c->blas);
     if (c->blas_ws) cudaFree(c->blas_ws);
     if (c->red) cudaFree(c->red);
+    cuda_rec_free(c);
     if (c->stream) cudaStreamDestroy(S(c));
     memset(c, 0, sizeof *c);
 }
@@ -410,6 +411,10 @@ void cuda_gru_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const f
                           cudaMemcpyDeviceToDevice, S(c));
     else
         cudaMemset2DAsync(hprev, ldt * sizeof(float), 0, (size_t)H * sizeof(float), B, S(c));
+    if (cuda_rec_applies(c, B, H)) {
+        cuda_rec_fwd(c, w, B, T, H, gates, ghn, hprev, h);
+        return;
+    }
     int n = chains(c, B);
     fork_chains(c, n);
     /* Chain k issues its whole recurrence on its own stream and handle. */
@@ -455,7 +460,8 @@ void cuda_gru_bwd(cuda_ctx *c, const cuda_gru_w *w, cuda_gru_g *g, int B, int T,
                   float *dgh, float *dhc, float *dx) {
     int N = B * T, G = 3 * H;
     cudaMemsetAsync(dhc, 0, (size_t)B * H * sizeof(float), S(c));
-    int n = chains(c, B);
+    int n = cuda_rec_applies(c, B, H) ? 0 : chains(c, B);
+    if (!n) cuda_rec_bwd(c, w, B, T, H, gates, ghn, hprev, dh, dgi, dgh, dhc);
     fork_chains(c, n);
     for (int k = 0; k < n; k++) {
         int b0, nb;

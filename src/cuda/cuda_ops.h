@@ -62,6 +62,13 @@ typedef struct cuda_ctx {
     size_t red_floats;
     cuda_math math;
     int blas_status;    /* first cuBLAS failure, 0 = none */
+    /* Persistent recurrences (cuda_ctx_set_persist, src/cuda/cuda_rec.cu). */
+    int persist;        /* 1: GRU recurrences of rec_H and up to rec_B rows run persistent */
+    int rec_B, rec_H;
+    void *rec_xch;      /* 2 buffers of rec_B x 3 rec_H bf16: the state exchanged between steps */
+    size_t rec_xch_bytes;
+    unsigned *rec_bar;  /* (rec_B/64) step counters, one per batch block */
+    int rec_bar_n;
 } cuda_ctx;
 
 /* Creates a stream, a cuBLAS handle and red_floats of scratch (at least
@@ -125,6 +132,25 @@ void cuda_gru_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const f
 void cuda_gru_bwd(cuda_ctx *c, const cuda_gru_w *w, cuda_gru_g *g, int B, int T, int H, const float *x,
                   const float *gates, const float *ghn, const float *hprev, const float *dh, float *dgi,
                   float *dgh, float *dhc, float *dx);
+
+/* ---- persistent recurrences (cuda_rec.cu) ----
+ * cuda_ctx_set_persist makes cuda_gru_fwd / cuda_gru_bwd run each layer's T
+ * recurrent steps in one cooperative kernel with W_hh held in registers as
+ * bf16 (products with bf16 operands and f32 accumulation, whatever the
+ * context's math mode) for H = rec_H and batches of up to B rows that are
+ * multiples of 64. Fails with LAYA_ERR_UNSUPPORTED (and leaves the cuBLAS
+ * recurrences in place) for other H, for B not a multiple of 64, or when
+ * the (H/24)*(B/64) blocks cannot all be resident on the GPU at once. */
+laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t errlen);
+/* 1 when the persistent kernels run a recurrence of B rows and width H. */
+int cuda_rec_applies(const cuda_ctx *c, int B, int H);
+void cuda_rec_free(cuda_ctx *c);
+/* The recurrences alone (called by cuda_gru_fwd / cuda_gru_bwd when
+ * cuda_rec_applies): gates holds x W_ih^T on entry, hprev row t=0 h0. */
+void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *gates, float *ghn, float *hprev,
+                  float *h);
+void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
+                  const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc);
 
 /* ---- local attention + residual (train_attn_fwd / train_attn_bwd) ----
  * dsc (N,W) scratch: the score gradients, so dk and dv are gathered per

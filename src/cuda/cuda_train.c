@@ -95,6 +95,12 @@ laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T
         cuda_trainer_free(ct);
         return st;
     }
+    /* bf16 products asked for: the recurrences run persistent where the
+     * shape allows (cuda_rec.cu); otherwise they stay cuBLAS calls. */
+    if (math == CUDA_MATH_BF16) {
+        char why[200];
+        if (cuda_ctx_set_persist(&ct->ctx, B, c->H, why, sizeof why) != LAYA_OK) cudaGetLastError();
+    }
     bump b = {0};
     layout(ct, &b);
     ct->mem_bytes = b.off;
@@ -151,6 +157,15 @@ void cuda_trainer_free(cuda_trainer *ct) {
 laya_status cuda_trainer_set_split(cuda_trainer *ct, int split, char *err, size_t errlen) {
     drop_graph(ct);
     return cuda_ctx_set_split(&ct->ctx, split, err, errlen);
+}
+
+laya_status cuda_trainer_set_persist(cuda_trainer *ct, int on, char *err, size_t errlen) {
+    drop_graph(ct);
+    if (!on) {
+        ct->ctx.persist = 0;
+        return LAYA_OK;
+    }
+    return cuda_ctx_set_persist(&ct->ctx, ct->B, ct->cfg.H, err, errlen);
 }
 
 laya_status cuda_trainer_set(cuda_trainer *ct, const float *params, const float *m, const float *v,

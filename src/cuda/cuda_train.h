@@ -86,6 +86,12 @@ void cuda_trainer_free(cuda_trainer *ct);
 /* Changes the batch chains of the GRU recurrences (re-captures the step). */
 laya_status cuda_trainer_set_split(cuda_trainer *ct, int split, char *err, size_t errlen);
 
+/* Turns the persistent GRU recurrences (cuda_ctx_set_persist) on or off
+ * (re-captures the step). A new trainer has them on in CUDA_MATH_BF16 where
+ * the shape allows, off otherwise; ct->ctx.persist says which. Turning them
+ * on fails with LAYA_ERR_UNSUPPORTED for shapes they do not cover. */
+laya_status cuda_trainer_set_persist(cuda_trainer *ct, int on, char *err, size_t errlen);
+
 /* Host <-> device copies of the flat f32 arrays (P floats each; m, v may be
  * NULL: set zeroes them, get skips them). */
 laya_status cuda_trainer_set(cuda_trainer *ct, const float *params, const float *m, const float *v,

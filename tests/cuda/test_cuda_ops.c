@@ -103,7 +103,7 @@ TEST(cuda_embed_dropout_exact) {
 
 /* ---- GRU ---- */
 
-static void gru_case(cuda_ctx *c, int B, int T, int H, int with_h0, uint64_t *s) {
+static void gru_case(cuda_ctx *c, int B, int T, int H, int with_h0, double tol, uint64_t *s) {
     int N = B * T, G = 3 * H;
     size_t nh = (size_t)N * H, ng = (size_t)N * G, nw = (size_t)G * H;
     float *wih = tu_rand(nw, 0.3f, s), *whh = tu_rand(nw, 0.3f, s), *bih = tu_rand(G, 0.3f, s);
@@ -131,16 +131,17 @@ static void gru_case(cuda_ctx *c, int B, int T, int H, int with_h0, uint64_t *s)
     cuda_gru_bwd(c, &dw, &dg, B, T, H, d_x, d_gates, d_ghn, d_hprev, d_dh, d_dgi, d_dgh, d_dhc, d_dx);
     char err[256], name[64];
     CHECKF(cuda_ctx_sync(c, "gru", err, sizeof err) == LAYA_OK, "%s", err);
-    snprintf(name, sizeof name, "gru B%d T%d H%d h0=%d gates", B, T, H, with_h0);
-    CHECK_DEV(d_gates, gates, ng, TOL, name);
-    CHECK_DEV(d_ghn, ghn, nh, TOL, "gru ghn");
-    CHECK_DEV(d_hprev, hprev, nh, TOL, "gru hprev");
-    CHECK_DEV(d_h, h, nh, TOL, "gru h");
-    CHECK_DEV(d_dx, dx, nh, TOL, "gru dx");
-    CHECK_DEV(d_gwih, gwih, nw, TOL, "gru dw_ih (accumulated)");
-    CHECK_DEV(d_gwhh, gwhh, nw, TOL, "gru dw_hh (accumulated)");
-    CHECK_DEV(d_gbih, gbih, G, TOL, "gru db_ih (accumulated)");
-    CHECK_DEV(d_gbhh, gbhh, G, TOL, "gru db_hh (accumulated)");
+    snprintf(name, sizeof name, "gru B%d T%d H%d h0=%d%s gates", B, T, H, with_h0,
+             cuda_rec_applies(c, B, H) ? " persistent" : "");
+    CHECK_DEV(d_gates, gates, ng, tol, name);
+    CHECK_DEV(d_ghn, ghn, nh, tol, "gru ghn");
+    CHECK_DEV(d_hprev, hprev, nh, tol, "gru hprev");
+    CHECK_DEV(d_h, h, nh, tol, "gru h");
+    CHECK_DEV(d_dx, dx, nh, tol, "gru dx");
+    CHECK_DEV(d_gwih, gwih, nw, tol, "gru dw_ih (accumulated)");
+    CHECK_DEV(d_gwhh, gwhh, nw, tol, "gru dw_hh (accumulated)");
+    CHECK_DEV(d_gbih, gbih, G, tol, "gru db_ih (accumulated)");
+    CHECK_DEV(d_gbhh, gbhh, G, tol, "gru db_hh (accumulated)");
     void *frees[] = {wih, whh, bih, bhh, x, h0, dh, gwih, gwhh, gbih, gbhh, gates, ghn, hprev, h, scr, dgi, dgh, dhc, dx};
     for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) free(frees[i]);
     void *dfrees[] = {d_wih, d_whh, d_bih, d_bhh, d_x, d_h0, d_gates, d_ghn, d_hprev, d_h, d_scr, d_dh,
@@ -153,10 +154,36 @@ TEST(cuda_gru_matches_cpu) {
     cuda_ctx c;
     CHECK(ctx_or_skip(&c, CUDA_MATH_F32));
     uint64_t s = 7;
-    gru_case(&c, 3, 7, 33, 1, &s);
-    gru_case(&c, 1, 1, 8, 0, &s);
-    gru_case(&c, 5, 17, 130, 1, &s);
-    gru_case(&c, 2, 3, 31, 0, &s);
+    gru_case(&c, 3, 7, 33, 1, TOL, &s);
+    gru_case(&c, 1, 1, 8, 0, TOL, &s);
+    gru_case(&c, 5, 17, 130, 1, TOL, &s);
+    gru_case(&c, 2, 3, 31, 0, TOL, &s);
+    cuda_ctx_free(&c);
+}
+
+/* The persistent recurrences (cuda_rec.cu): bf16 products, so the bf16
+ * gemm tolerance; every H they cover but 576, batches of one and several
+ * batch blocks, with and without h0, a T of 1; then a batch they do not
+ * cover (falls back to cuBLAS) and an H they refuse. */
+TEST(cuda_gru_persistent_matches_cpu) {
+    NEED_GPU();
+    cuda_ctx c;
+    CHECK(ctx_or_skip(&c, CUDA_MATH_BF16));
+    char err[256];
+    uint64_t s = 11;
+    static const int cases[][4] = {{128, 9, 192, 1}, {64, 5, 384, 0}, {128, 3, 768, 1}, {64, 1, 192, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int B = cases[i][0], T = cases[i][1], H = cases[i][2];
+        CHECKF(cuda_ctx_set_persist(&c, B, H, err, sizeof err) == LAYA_OK, "%s", err);
+        CHECK(cuda_rec_applies(&c, B, H));
+        gru_case(&c, B, T, H, cases[i][3], 3e-2, &s);
+    }
+    CHECKF(cuda_ctx_set_persist(&c, 128, 192, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECK(!cuda_rec_applies(&c, 96, 192));
+    gru_case(&c, 96, 3, 192, 1, 3e-2, &s);
+    CHECK(cuda_ctx_set_persist(&c, 64, 100, err, sizeof err) == LAYA_ERR_UNSUPPORTED);
+    printf("    refused: %s\n", err);
+    CHECK(!c.persist);
     cuda_ctx_free(&c);
 }
 

@@ -49,6 +49,7 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
     cuda_trainer ct;
     CHECKF(cuda_trainer_init(&ct, &cfg, B, T, dropout, mc->math, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_trainer_set_split(&ct, split, err, sizeof err) == LAYA_OK, "%s", err);
+    if (ct.ctx.persist) printf("    [%s] persistent recurrences\n", mc->name);
     CHECKF(cuda_trainer_set(&ct, p, NULL, NULL, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_state_set(&ct, CUDA_SLOT_TRAIN, st, S, err, sizeof err) == LAYA_OK, "%s", err);
     cuda_trainer_poison(&ct);
@@ -139,6 +140,9 @@ TEST(cuda_step_matches_cpu_tf32) {
 TEST(cuda_step_matches_cpu_bf16) {
     NEED_GPU();
     step_case((model_cfg){.V = 1000, .H = 128, .D = 64, .L = 3, .W = 5}, 8, 32, 0.1f, &MATHS[2], CUDA_TRAIN_SPLIT);
+    /* A shape the persistent recurrences cover (cuda_rec.cu), through the
+     * captured graph too. */
+    step_case((model_cfg){.V = 500, .H = 192, .D = 32, .L = 2, .W = 5}, 64, 16, 0.1f, &MATHS[2], 1);
 }
 
 /* Evaluation path: fewer streams than the batch, no dropout, no gradient,

@@ -1,0 +1,455 @@
+/* cuda_rec.cu - persistent GRU recurrences (cuda_ctx_set_persist): the T
+ * dependent steps of a layer's forward or backward recurrence run inside
+ * ONE cooperative kernel instead of T cuBLAS products and T gate kernels.
+ *
+ * Why: a (256,768)x(768,2304) product is 0.9 GFLOP, a microsecond of the
+ * chip's tensor rate, but as a cuBLAS call plus a gate kernel it costs
+ * ~18 us forward and ~34 us backward (launch gaps, a fresh read of W_hh,
+ * a round trip of the gates through memory). Here every block keeps its
+ * slice of W_hh in REGISTERS for the whole sequence (bf16, the mma.sync
+ * B fragments), each step moves only the new state (bf16) through L2, and
+ * the gate math runs on the product's accumulators in registers.
+ *
+ * Decomposition (PU = 24 hidden units x PB = 64 batch rows per block, grid
+ * (H/PU, B/PB), one block per SM, all co-resident: a cooperative launch):
+ * - forward: warp (ug, kq), ug < 3 a group of 8 units, kq < 4 a quarter of
+ *   K = H, computes the r, z, n pre-activations of its 8 units for the 64
+ *   rows over its K quarter (3 n8 tiles x 4 m16 tiles); the quarters are
+ *   summed in shared memory in a fixed order (deterministic); warp (ug, kq)
+ *   then owns m-tile kq of its units: gates, h, and the bf16 copy of h for
+ *   the next step.
+ * - backward: dhc_{t-1} = d_t z_t + dgh_t W_hh, K = G = 3H. Warp kw < 12
+ *   computes all 24 units' partial over a twelfth of K; warp kw then owns
+ *   tile (m = kw/3, units kw%3) for the gate gradients.
+ * - between steps the blocks of one batch block (the H/PU blocks that share
+ *   its rows) meet at a counter in global memory (release: a fence and an
+ *   atomic add; acquire: a load.acquire spin), nothing else waits.
+ *
+ * The exchanged state (h forward, dgh backward) is stored in mma fragment
+ * order: a 16x16 bf16 tile is 32 lanes x 16 bytes, so a warp reads an A
+ * fragment with one coalesced 16-byte load per lane. Double-buffered: step
+ * t reads buffer t&1's predecessor and writes the other; a block can only
+ * overwrite a buffer after every block of its batch block has signalled the
+ * step that read it.
+ *
+ * Numerics: the recurrent products take bf16 operands (W_hh and the state
+ * rounded to nearest even) with f32 accumulation, as CUDA_MATH_BF16's
+ * cuBLAS products do; gates, h, dgh and the carried gradient stay f32.
+ * The sums over K quarters/twelfths are in a fixed order, so runs are
+ * bit-reproducible. Shapes: H a multiple of 192 up to 768, B a multiple of
+ * 64, (H/24)*(B/64) blocks co-resident (128 at H=768, B=256 on an H200). */
+#include "cuda/cuda_ops.h"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+extern "C" {
+#include "util/err.h"
+}
+
+namespace {
+
+constexpr int PU = 24;            /* hidden units per block */
+constexpr int PB = 64;            /* batch rows per block (4 m16 tiles) */
+constexpr int NW = 12;            /* warps per block */
+constexpr int NTH = NW * 32;      /* threads per block */
+constexpr int RING = 4;           /* backward: k-steps in flight per warp */
+constexpr int TILE = 256;         /* bf16 elements of a 16x16 fragment tile */
+constexpr int RED_FLOATS = 12 * 12 * 4 * 32; /* partial sums, both kernels */
+
+__device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+/* Offset (bf16 elements) of element (row r, column k) of a B x K state in
+ * fragment order; k even gives the 4-byte-aligned pair (k, k+1). */
+__device__ __forceinline__ size_t frag_at(int r, int k, int K) {
+    int m = r >> 4, rr = r & 15, kk = k >> 4, cc = k & 15;
+    size_t tile = (size_t)m * (size_t)(K >> 4) + (size_t)kk;
+    int lane = (rr & 7) * 4 + ((cc & 7) >> 1), reg = (rr >> 3) + 2 * (cc >> 3);
+    return tile * TILE + (size_t)lane * 8 + (size_t)reg * 2 + (size_t)(cc & 1);
+}
+
+/* d += a (16x16, row) * b (16x8, col), bf16 in, f32 accumulate. */
+__device__ __forceinline__ void mma(float (&d)[4], const uint4 &a, uint32_t b0, uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void cp16(void *dst, const void *src) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void cp_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+/* Every thread's writes so far become visible, then the block counts in. */
+__device__ __forceinline__ void bar_signal(unsigned *ctr) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(ctr, 1u);
+    }
+}
+
+__device__ __forceinline__ void bar_wait(const unsigned *ctr, unsigned target) {
+    if (threadIdx.x == 0) {
+        unsigned v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(ctr) : "memory");
+        } while (v < target);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* Forward over T steps. gates (N,G) holds x W_ih^T on entry and r, z, n on
+ * exit; hprev (N,H) holds h0 at t=0 on entry. xch: 2 buffers of B x H. */
+template <int KS>
+__global__ void __launch_bounds__(NTH, 1)
+    k_gru_fwd_rec(const float *__restrict__ w_hh, const float *__restrict__ b_ih, const float *__restrict__ b_hh,
+                  int B, int T, int H, float *gates, float *ghn, float *hprev, float *h, __nv_bfloat16 *xch,
+                  unsigned *bar) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    unsigned char *stage = smem;                          /* PB x H bf16, fragment order */
+    float *red = (float *)(smem + (size_t)PB * H * 2);    /* [ug 3][m 4][q 4][12][32] */
+    const int ub = blockIdx.x, bb = blockIdx.y, nub = gridDim.x;
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
+    const int ug = w % 3, kq = w / 3, KT = H >> 4;
+    const size_t G = 3 * (size_t)H;
+
+    uint32_t wf[3][KS][2];
+#pragma unroll
+    for (int nt = 0; nt < 3; nt++) {
+        const float *row = w_hh + ((size_t)nt * H + (size_t)(ub * PU + ug * 8 + g)) * H;
+#pragma unroll
+        for (int s = 0; s < KS; s++) {
+            int k0 = kq * KS * 16 + s * 16 + 2 * tg;
+            wf[nt][s][0] = pack2(row[k0], row[k0 + 1]);
+            wf[nt][s][1] = pack2(row[k0 + 8], row[k0 + 9]);
+        }
+    }
+    /* This lane's elements: rows r0, r0+8 of m-tile kq; units j0, j0+1. */
+    const int j0 = ub * PU + ug * 8 + 2 * tg, r0 = bb * PB + kq * 16 + g;
+    float bi[3][2], bh[3][2], hp[4];
+#pragma unroll
+    for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) bi[nt][e] = b_ih[nt * H + j0 + e], bh[nt][e] = b_hh[nt * H + j0 + e];
+    __nv_bfloat16 *const buf0 = xch, *const buf1 = xch + (size_t)B * H;
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        int r = r0 + 8 * hf;
+        for (int e = 0; e < 2; e++) hp[2 * hf + e] = hprev[(size_t)r * T * H + j0 + e];
+        *(uint32_t *)(buf0 + frag_at(r, j0, H)) = pack2(hp[2 * hf], hp[2 * hf + 1]);
+    }
+    bar_signal(bar + bb);
+
+    for (int t = 0; t < T; t++) {
+        bar_wait(bar + bb, (unsigned)nub * (unsigned)(t + 1));
+        const unsigned char *src = (const unsigned char *)(((t & 1) ? buf1 : buf0) + (size_t)bb * PB * H);
+        for (int i = threadIdx.x; i < PB * H / 8; i += NTH) cp16(stage + (size_t)i * 16, src + (size_t)i * 16);
+        cp_wait_all();
+        __syncthreads();
+        float acc[4][3][4];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
+#pragma unroll
+        for (int s = 0; s < KS; s++)
+#pragma unroll
+            for (int m = 0; m < 4; m++) {
+                uint4 a = *(const uint4 *)(stage + (((size_t)m * KT + kq * KS + s) * 32 + lane) * 16);
+#pragma unroll
+                for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
+            }
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) red[(((ug * 4 + m) * 4 + kq) * 12 + nt * 4 + c) * 32 + lane] = acc[m][nt][c];
+        __syncthreads();
+        float p[3][4];
+#pragma unroll
+        for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float s = 0.0f;
+#pragma unroll
+                for (int q = 0; q < 4; q++) s += red[(((ug * 4 + kq) * 4 + q) * 12 + nt * 4 + c) * 32 + lane];
+                p[nt][c] = s;
+            }
+        __nv_bfloat16 *nxt = (t & 1) ? buf0 : buf1;
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            int r = r0 + 8 * hf;
+            size_t n = (size_t)r * T + t;
+            float *gi = gates + n * G;
+            float2 gr = *(float2 *)(gi + j0), gz = *(float2 *)(gi + H + j0), gn = *(float2 *)(gi + 2 * H + j0);
+            float iv[3][2] = {{gr.x, gr.y}, {gz.x, gz.y}, {gn.x, gn.y}}, o[5][2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                int c = 2 * hf + e;
+                float rr = sigm(iv[0][e] + bi[0][e] + p[0][c] + bh[0][e]);
+                float z = sigm(iv[1][e] + bi[1][e] + p[1][c] + bh[1][e]);
+                float hn = p[2][c] + bh[2][e];
+                float nn = tanhf(iv[2][e] + bi[2][e] + rr * hn);
+                float hv = (1.0f - z) * nn + z * hp[c];
+                o[0][e] = rr, o[1][e] = z, o[2][e] = nn, o[3][e] = hn, o[4][e] = hv;
+                hp[c] = hv;
+            }
+            *(float2 *)(gi + j0) = make_float2(o[0][0], o[0][1]);
+            *(float2 *)(gi + H + j0) = make_float2(o[1][0], o[1][1]);
+            *(float2 *)(gi + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
+            *(float2 *)(ghn + n * H + j0) = make_float2(o[3][0], o[3][1]);
+            *(float2 *)(h + n * H + j0) = make_float2(o[4][0], o[4][1]);
+            if (t + 1 < T) *(float2 *)(hprev + (n + 1) * H + j0) = make_float2(o[4][0], o[4][1]);
+            *(uint32_t *)(nxt + frag_at(r, j0, H)) = pack2(o[4][0], o[4][1]);
+        }
+        bar_signal(bar + bb);
+    }
+}
+
+/* Backward over T steps, t = T-1 down to 0, as the loop of cuda_gru_bwd:
+ * writes dgi, dgh (N,G) and dhc (B,H) = d_0 z_0. xch: 2 buffers of B x G. */
+template <int KS>
+__global__ void __launch_bounds__(NTH, 1)
+    k_gru_bwd_rec(const float *__restrict__ w_hh, int B, int T, int H, const float *__restrict__ gates,
+                  const float *__restrict__ ghn, const float *__restrict__ hprev, const float *__restrict__ dh,
+                  float *dgi, float *dgh, float *dhc, __nv_bfloat16 *xch, unsigned *bar) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int ub = blockIdx.x, bb = blockIdx.y, nub = gridDim.x;
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
+    const size_t G = 3 * (size_t)H;
+    const int KT = (int)(G >> 4);
+    uint4 *ring = (uint4 *)smem + (size_t)w * RING * 4 * 32;     /* [RING][m 4][32 lanes] */
+    float *red = (float *)(smem + (size_t)NW * RING * 4 * 512);   /* [q 12][tile 12][4][32] */
+
+    uint32_t wf[3][KS][2];
+#pragma unroll
+    for (int nt = 0; nt < 3; nt++) {
+        const float *col = w_hh + (size_t)(ub * PU + nt * 8 + g);
+#pragma unroll
+        for (int s = 0; s < KS; s++) {
+            size_t k0 = (size_t)w * KS * 16 + (size_t)s * 16 + 2 * (size_t)tg;
+            wf[nt][s][0] = pack2(col[k0 * H], col[(k0 + 1) * H]);
+            wf[nt][s][1] = pack2(col[(k0 + 8) * H], col[(k0 + 9) * H]);
+        }
+    }
+    /* This lane's elements: m-tile w/3 rows r0, r0+8; units j0, j0+1. */
+    const int mo = w / 3, j0 = ub * PU + (w % 3) * 8 + 2 * tg, r0 = bb * PB + mo * 16 + g;
+    float dcz[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    __nv_bfloat16 *const buf0 = xch, *const buf1 = xch + (size_t)B * G;
+
+    for (int t = T - 1; t >= 0; t--) {
+        float rec[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (t < T - 1) {
+            bar_wait(bar + bb, (unsigned)nub * (unsigned)(T - 1 - t));
+            /* This warp's twelfth of K: k-steps w*KS .. w*KS+KS-1 of 4 m-tiles. */
+            const uint4 *src = (const uint4 *)((((t + 1) & 1) ? buf1 : buf0) + (size_t)bb * PB * G) + lane;
+            float acc[4][3][4];
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
+#pragma unroll
+            for (int s = 0; s < RING - 1; s++) {
+                if (s < KS)
+#pragma unroll
+                    for (int m = 0; m < 4; m++)
+                        cp16(ring + ((s % RING) * 4 + m) * 32 + lane, src + ((size_t)m * KT + w * KS + s) * 32);
+                cp_commit();
+            }
+#pragma unroll
+            for (int s = 0; s < KS; s++) {
+                int f = s + RING - 1;
+                if (f < KS)
+#pragma unroll
+                    for (int m = 0; m < 4; m++)
+                        cp16(ring + ((f % RING) * 4 + m) * 32 + lane, src + ((size_t)m * KT + w * KS + f) * 32);
+                cp_commit();
+                cp_wait<RING - 1>();
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    uint4 a = ring[((s % RING) * 4 + m) * 32 + lane];
+#pragma unroll
+                    for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
+                }
+            }
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) red[((w * 12 + m * 3 + nt) * 4 + c) * 32 + lane] = acc[m][nt][c];
+            __syncthreads();
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float s = 0.0f;
+#pragma unroll
+                for (int q = 0; q < NW; q++) s += red[((q * 12 + w) * 4 + c) * 32 + lane];
+                rec[c] = s;
+            }
+        }
+        __nv_bfloat16 *out = (t & 1) ? buf1 : buf0;
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            int r = r0 + 8 * hf;
+            size_t n = (size_t)r * T + t;
+            const float *ga = gates + n * G;
+            float2 r2 = *(const float2 *)(ga + j0), z2 = *(const float2 *)(ga + H + j0);
+            float2 n2 = *(const float2 *)(ga + 2 * H + j0), hn2 = *(const float2 *)(ghn + n * H + j0);
+            float2 hp2 = *(const float2 *)(hprev + n * H + j0), dh2 = *(const float2 *)(dh + n * H + j0);
+            float rv[2] = {r2.x, r2.y}, zv[2] = {z2.x, z2.y}, nv[2] = {n2.x, n2.y}, hnv[2] = {hn2.x, hn2.y};
+            float hpv[2] = {hp2.x, hp2.y}, dhv[2] = {dh2.x, dh2.y}, o[4][2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                int c = 2 * hf + e;
+                float rr = rv[e], z = zv[e], nn = nv[e];
+                float d = dhv[e] + (rec[c] + dcz[c]);
+                float dnp = d * (1.0f - z) * (1.0f - nn * nn);
+                float dzp = d * (hpv[e] - nn) * z * (1.0f - z);
+                float drp = dnp * hnv[e] * rr * (1.0f - rr);
+                o[0][e] = drp, o[1][e] = dzp, o[2][e] = dnp, o[3][e] = dnp * rr;
+                dcz[c] = d * z;
+            }
+            float *di = dgi + n * G, *dg = dgh + n * G;
+            *(float2 *)(di + j0) = make_float2(o[0][0], o[0][1]);
+            *(float2 *)(di + H + j0) = make_float2(o[1][0], o[1][1]);
+            *(float2 *)(di + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
+            *(float2 *)(dg + j0) = make_float2(o[0][0], o[0][1]);
+            *(float2 *)(dg + H + j0) = make_float2(o[1][0], o[1][1]);
+            *(float2 *)(dg + 2 * H + j0) = make_float2(o[3][0], o[3][1]);
+            *(uint32_t *)(out + frag_at(r, j0, (int)G)) = pack2(o[0][0], o[0][1]);
+            *(uint32_t *)(out + frag_at(r, H + j0, (int)G)) = pack2(o[1][0], o[1][1]);
+            *(uint32_t *)(out + frag_at(r, 2 * H + j0, (int)G)) = pack2(o[3][0], o[3][1]);
+        }
+        bar_signal(bar + bb);
+    }
+#pragma unroll
+    for (int c = 0; c < 4; c++) dhc[(size_t)(r0 + 8 * (c >> 1)) * H + j0 + (c & 1)] = dcz[c];
+}
+
+size_t fwd_smem(int H) { return (size_t)PB * H * 2 + (size_t)RED_FLOATS * 4; }
+size_t bwd_smem() { return (size_t)NW * RING * 4 * 512 + (size_t)RED_FLOATS * 4; }
+
+typedef void (*fwd_fn)(const float *, const float *, const float *, int, int, int, float *, float *, float *,
+                       float *, __nv_bfloat16 *, unsigned *);
+typedef void (*bwd_fn)(const float *, int, int, int, const float *, const float *, const float *, const float *,
+                       float *, float *, float *, __nv_bfloat16 *, unsigned *);
+
+/* The instantiations: KS = H/64 k-steps per warp, H in {192, 384, 576, 768}. */
+bool kernels(int H, fwd_fn *f, bwd_fn *b) {
+    if (H <= 0 || H % 192 != 0 || H > 768) return false;
+    switch (H / 64) {
+    case 3: *f = k_gru_fwd_rec<3>, *b = k_gru_bwd_rec<3>; return true;
+    case 6: *f = k_gru_fwd_rec<6>, *b = k_gru_bwd_rec<6>; return true;
+    case 9: *f = k_gru_fwd_rec<9>, *b = k_gru_bwd_rec<9>; return true;
+    case 12: *f = k_gru_fwd_rec<12>, *b = k_gru_bwd_rec<12>; return true;
+    }
+    return false;
+}
+
+} // namespace
+
+laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t errlen) {
+    c->persist = 0;
+    fwd_fn f = nullptr;
+    bwd_fn b = nullptr;
+    if (!kernels(H, &f, &b))
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "persistent recurrence: H=%d is not 192, 384, 576 or 768",
+                       H);
+    if (B < PB || B % PB != 0)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "persistent recurrence: batch %d is not a multiple of %d",
+                       B, PB);
+    int dev = 0, coop = 0, sms = 0, occ_f = 0, occ_b = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    size_t sf = fwd_smem(H), sb = bwd_smem();
+    if (!coop || cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sf) ||
+        cudaFuncSetAttribute((const void *)b, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb) ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_f, (const void *)f, NTH, sf) ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_b, (const void *)b, NTH, sb)) {
+        cudaGetLastError();
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                       "persistent recurrence: no cooperative launch with %zu KB of shared memory here", sf >> 10);
+    }
+    long blocks = (long)(H / PU) * (B / PB), fit = (long)sms * (occ_f < occ_b ? occ_f : occ_b);
+    if (blocks > fit)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                       "persistent recurrence: %ld blocks for B=%d H=%d, only %ld fit on the GPU at once", blocks, B,
+                       H, fit);
+    size_t xb = 2 * (size_t)B * 3 * H * sizeof(__nv_bfloat16), bars = (size_t)(B / PB) * sizeof(unsigned);
+    if (c->rec_xch_bytes < xb || c->rec_bar_n < B / PB) {
+        if (c->rec_xch) cudaFree(c->rec_xch);
+        if (c->rec_bar) cudaFree(c->rec_bar);
+        c->rec_xch = NULL, c->rec_bar = NULL, c->rec_xch_bytes = 0, c->rec_bar_n = 0;
+        if (cudaMalloc(&c->rec_xch, xb) != cudaSuccess || cudaMalloc((void **)&c->rec_bar, bars) != cudaSuccess) {
+            cudaGetLastError();
+            return err_set(err, errlen, LAYA_ERR_NOMEM, "persistent recurrence: cannot allocate %zu bytes", xb);
+        }
+        c->rec_xch_bytes = xb;
+        c->rec_bar_n = B / PB;
+    }
+    c->rec_B = B;
+    c->rec_H = H;
+    c->persist = 1;
+    return LAYA_OK;
+}
+
+int cuda_rec_applies(const cuda_ctx *c, int B, int H) {
+    return c->persist && H == c->rec_H && B >= PB && B % PB == 0 && B <= c->rec_B;
+}
+
+void cuda_rec_free(cuda_ctx *c) {
+    if (c->rec_xch) cudaFree(c->rec_xch);
+    if (c->rec_bar) cudaFree(c->rec_bar);
+    c->rec_xch = NULL, c->rec_bar = NULL, c->rec_xch_bytes = 0, c->rec_bar_n = 0, c->persist = 0;
+}
+
+void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *gates, float *ghn, float *hprev,
+                  float *h) {
+    fwd_fn f = nullptr;
+    bwd_fn b = nullptr;
+    kernels(H, &f, &b);
+    cudaStream_t st = (cudaStream_t)c->stream;
+    cudaMemsetAsync(c->rec_bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
+    __nv_bfloat16 *x = (__nv_bfloat16 *)c->rec_xch;
+    unsigned *bar = c->rec_bar;
+    void *args[] = {(void *)&w->w_hh, (void *)&w->b_ih, (void *)&w->b_hh, &B, &T, &H, &gates, &ghn, &hprev, &h,
+                    &x, &bar};
+    cudaLaunchCooperativeKernel((const void *)f, dim3(H / PU, B / PB), dim3(NTH), args, fwd_smem(H), st);
+}
+
+void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
+                  const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc) {
+    fwd_fn f = nullptr;
+    bwd_fn b = nullptr;
+    kernels(H, &f, &b);
+    cudaStream_t st = (cudaStream_t)c->stream;
+    cudaMemsetAsync(c->rec_bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
+    __nv_bfloat16 *x = (__nv_bfloat16 *)c->rec_xch;
+    unsigned *bar = c->rec_bar;
+    void *args[] = {(void *)&w->w_hh, &B, &T, &H, (void *)&gates, (void *)&ghn, (void *)&hprev, (void *)&dh,
+                    &dgi, &dgh, &dhc, &x, &bar};
+    cudaLaunchCooperativeKernel((const void *)b, dim3(H / PU, B / PB), dim3(NTH), args, bwd_smem(), st);
+}
