@@ -4,8 +4,9 @@
  * (forward, backward, clipping, AdamW) in each math mode, the FLOP rate
  * that implies, the chip's measured ceilings (a large gemm per math mode,
  * a device-to-device copy), and a per-phase profile of one step.
- * Environment: LAYA_BENCH_B, LAYA_BENCH_T, LAYA_BENCH_STEPS override the
- * batch, the window and the timed steps. Tokens are random (uniform over
+ * Environment: LAYA_BENCH_B, LAYA_BENCH_T, LAYA_BENCH_STEPS, LAYA_BENCH_H,
+ * LAYA_BENCH_D override the batch, the window, the timed steps, the width
+ * and the attention width. Tokens are random (uniform over
  * V): the step's cost does not depend on them. */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -77,7 +78,7 @@ BENCH(bench_cuda_train_step) {
     }
     char dev[256], err[512];
     cuda_device_name(dev, sizeof dev);
-    model_cfg cfg = {.V = 8192, .H = 768, .D = 128, .L = 3, .W = 5};
+    model_cfg cfg = {.V = 8192, .H = env_int("LAYA_BENCH_H", 768), .D = env_int("LAYA_BENCH_D", 128), .L = 3, .W = 5};
     int B = env_int("LAYA_BENCH_B", 256), T = env_int("LAYA_BENCH_T", 256), steps = env_int("LAYA_BENCH_STEPS", 10);
     size_t P = model_n_params(&cfg);
     printf("%s\nV=%d H=%d D=%d L=%d W=%d, %zu params, batch %d x %d tokens\n", dev, cfg.V, cfg.H, cfg.D, cfg.L,
@@ -155,8 +156,8 @@ BENCH(bench_cuda_train_step) {
 
 /* Times reps calls of one row-major product C(M,N) = A(M,K) op B in the given
  * operand type (CUDA_R_32F with the context's math, or CUDA_R_16BF native),
- * microseconds per call. tb: B stored (N,K). */
-static double time_gemm(cuda_ctx *c, int bf16, int tb, int M, int N, int K) {
+ * microseconds per call. ta: A stored (K,M); tb: B stored (N,K). */
+static double time_gemm(cuda_ctx *c, int bf16, int ta, int tb, int M, int N, int K) {
     size_t es = bf16 ? 2 : 4;
     void *a, *b;
     float *o;
@@ -170,15 +171,15 @@ static double time_gemm(cuda_ctx *c, int bf16, int tb, int M, int N, int K) {
                              : c->math == CUDA_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
     cudaDataType_t dt = bf16 ? CUDA_R_16BF : CUDA_R_32F;
     float one = 1.0f, zero = 0.0f;
-    int reps = 256;
+    int reps = (double)M * N * K > 1e11 ? 10 : 256;
     double t0 = 0;
     for (int r = -1; r < reps; r++) {
         if (r == 0) {
             cudaStreamSynchronize((cudaStream_t)c->stream);
             t0 = bench_now();
         }
-        cublasGemmEx((cublasHandle_t)c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, b, dt,
-                     tb ? K : N, a, dt, K, &zero, o, CUDA_R_32F, N, ct, CUBLAS_GEMM_DEFAULT);
+        cublasGemmEx((cublasHandle_t)c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                     &one, b, dt, tb ? K : N, a, dt, ta ? M : K, &zero, o, CUDA_R_32F, N, ct, CUBLAS_GEMM_DEFAULT);
     }
     cudaStreamSynchronize((cudaStream_t)c->stream);
     double us = 1e6 * (bench_now() - t0) / reps;
@@ -198,10 +199,57 @@ BENCH(bench_cuda_recurrent_gemm) {
     for (int m = 0; m < 4; m++) {
         cuda_ctx c;
         if (cuda_ctx_init(&c, m == 3 ? CUDA_MATH_F32 : (cuda_math)m, 0, err, sizeof err) != LAYA_OK) return;
-        double f = time_gemm(&c, m == 3, 1, B, G, H), b = time_gemm(&c, m == 3, 0, B, H, G);
+        double f = time_gemm(&c, m == 3, 0, 1, B, G, H), b = time_gemm(&c, m == 3, 0, 0, B, H, G);
         printf("  %-34s %10.1f %10.1f   (%.0f / %.0f TFLOP/s)\n", names[m], f, b, 2.0 * B * H * G / f / 1e6,
                2.0 * B * H * G / b / 1e6);
         cuda_ctx_free(&c);
     }
     printf("  x %d calls each per step (L=3, T=256)\n", 3 * 256);
+}
+
+/* The persistent recurrences alone (cuda_rec.cu), per time step, and what
+ * each stage costs: the step's time less the time of a variant that leaves
+ * the stage out. */
+BENCH(bench_cuda_rec) {
+    if (cuda_device_count() < 1) return;
+    static const int shapes[][3] = {{256, 256, 768}, {256, 128, 384}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int B = shapes[i][0], T = shapes[i][1], H = shapes[i][2];
+        printf("  persistent recurrence B=%d T=%d H=%d (us per step)   forward   backward\n", B, T, H);
+        printf("    %-44s %9.2f %10.2f\n", "whole step", cuda_rec_time(B, T, H, 0, 0, 5),
+               cuda_rec_time(B, T, H, 1, 0, 5));
+        if (H != 768) continue;
+        static const char *ko[] = {"without the wait between steps", "without the state load",
+                                   "without the products", "without the gates' global reads/writes"};
+        for (int k = 0; k < 4; k++)
+            printf("    %-44s %9.2f %10.2f\n", ko[k], cuda_rec_time(B, T, H, 0, 1 << k, 5),
+                   cuda_rec_time(B, T, H, 1, 1 << k, 5));
+    }
+}
+
+/* The large products of one training step at the base shape (each per
+ * layer, or once for the logits), as the trainer issues them in bf16 mode
+ * (f32 operands that cuBLAS converts) and with native bf16 operands. */
+BENCH(bench_cuda_step_gemms) {
+    if (cuda_device_count() < 1) return;
+    char err[256];
+    int N = env_int("LAYA_BENCH_B", 256) * env_int("LAYA_BENCH_T", 256), H = env_int("LAYA_BENCH_H", 768);
+    int G = 3 * H, V = 8192;
+    cuda_ctx c;
+    if (cuda_ctx_init(&c, CUDA_MATH_BF16, 0, err, sizeof err) != LAYA_OK) return;
+    static const struct {
+        const char *name;
+        int ta, tb, m, n, k; /* m,n,k: 0 N, 1 H, 2 G, 3 V */
+    } g[] = {{"gru input projection x W_ih^T", 0, 1, 0, 2, 1}, {"gru dW = dg^T h", 1, 0, 2, 1, 0},
+             {"gru dx = dgi W_ih", 0, 0, 0, 1, 2},       {"logits y emb^T", 0, 1, 0, 3, 1},
+             {"logits bwd dy = dl emb", 0, 0, 0, 1, 3},   {"logits bwd demb = dl^T y", 1, 0, 3, 1, 0}};
+    int dim[4] = {N, H, G, V};
+    printf("  %-30s %9s %9s %8s %8s   (us; TFLOP/s)\n", "product", "f32 ops", "bf16 ops", "", "");
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        int M = dim[g[i].m], Nn = dim[g[i].n], K = dim[g[i].k];
+        double f = time_gemm(&c, 0, g[i].ta, g[i].tb, M, Nn, K), b = time_gemm(&c, 1, g[i].ta, g[i].tb, M, Nn, K);
+        double fl = 2.0 * M * Nn * K;
+        printf("  %-30s %9.0f %9.0f %8.0f %8.0f\n", g[i].name, f, b, fl / f / 1e6, fl / b / 1e6);
+    }
+    cuda_ctx_free(&c);
 }

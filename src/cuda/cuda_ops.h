@@ -151,6 +151,13 @@ void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *
                   float *h);
 void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
                   const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc);
+/* Benchmark only: microseconds per time step of one persistent recurrence
+ * (bwd: 0 forward, 1 backward) over a B x T x H problem of its own, the mean
+ * of reps launches after one warm-up; ko leaves one stage out (1 the wait
+ * between steps, 2 the state load, 4 the products, 8 the gates' global
+ * reads and writes; H = 768 only) to show that stage's share. -1 when the
+ * shape or variant is not built or the launch fails. */
+double cuda_rec_time(int B, int T, int H, int bwd, int ko, int reps);
 
 /* ---- local attention + residual (train_attn_fwd / train_attn_bwd) ----
  * dsc (N,W) scratch: the score gradients, so dk and dv are gathered per

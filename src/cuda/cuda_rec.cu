@@ -95,29 +95,38 @@ template <int N> __device__ __forceinline__ void cp_wait() {
 }
 __device__ __forceinline__ void cp_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
-/* Every thread's writes so far become visible, then the block counts in. */
+/* The block counts in once every thread's writes so far are done: the
+ * barrier orders them before thread 0's release (cumulative at gpu scope). */
 __device__ __forceinline__ void bar_signal(unsigned *ctr) {
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(ctr, 1u);
-    }
+    if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ctr) : "memory");
 }
 
+/* Thread 0 acquires the count, the barrier orders the block after it. */
 __device__ __forceinline__ void bar_wait(const unsigned *ctr, unsigned target) {
     if (threadIdx.x == 0) {
         unsigned v;
         do {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(ctr) : "memory");
         } while (v < target);
-        __threadfence();
     }
     __syncthreads();
 }
 
+/* 8 bytes global -> shared, asynchronously (the gate inputs of a step,
+ * fetched before the step's wait so their latency overlaps it). */
+__device__ __forceinline__ void cp8(void *dst, const void *src) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src) : "memory");
+}
+
+/* Knock-outs for timing only (cuda_rec_time): each leaves one stage of a
+ * step out, so the step's time minus the variant's is that stage's share. */
+enum { KO_WAIT = 1, KO_LOAD = 2, KO_MMA = 4, KO_GATE_IO = 8 };
+
 /* Forward over T steps. gates (N,G) holds x W_ih^T on entry and r, z, n on
  * exit; hprev (N,H) holds h0 at t=0 on entry. xch: 2 buffers of B x H. */
-template <int KS>
+template <int KS, int KO>
 __global__ void __launch_bounds__(NTH, 1)
     k_gru_fwd_rec(const float *__restrict__ w_hh, const float *__restrict__ b_ih, const float *__restrict__ b_hh,
                   int B, int T, int H, float *gates, float *ghn, float *hprev, float *h, __nv_bfloat16 *xch,
@@ -125,6 +134,7 @@ __global__ void __launch_bounds__(NTH, 1)
     extern __shared__ __align__(16) unsigned char smem[];
     unsigned char *stage = smem;                          /* PB x H bf16, fragment order */
     float *red = (float *)(smem + (size_t)PB * H * 2);    /* [ug 3][m 4][q 4][12][32] */
+    float2 *pre = (float2 *)(red + RED_FLOATS) + threadIdx.x; /* [6][NTH]: gate inputs */
     const int ub = blockIdx.x, bb = blockIdx.y, nub = gridDim.x;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
     const int ug = w % 3, kq = w / 3, KT = H >> 4;
@@ -158,9 +168,17 @@ __global__ void __launch_bounds__(NTH, 1)
     bar_signal(bar + bb);
 
     for (int t = 0; t < T; t++) {
-        bar_wait(bar + bb, (unsigned)nub * (unsigned)(t + 1));
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            const float *gi = gates + ((size_t)(r0 + 8 * hf) * T + t) * G + j0;
+#pragma unroll
+            for (int nt = 0; nt < 3; nt++) cp8(pre + (hf * 3 + nt) * NTH, gi + nt * H);
+        }
+        cp_commit();
+        if (!(KO & KO_WAIT)) bar_wait(bar + bb, (unsigned)nub * (unsigned)(t + 1));
         const unsigned char *src = (const unsigned char *)(((t & 1) ? buf1 : buf0) + (size_t)bb * PB * H);
-        for (int i = threadIdx.x; i < PB * H / 8; i += NTH) cp16(stage + (size_t)i * 16, src + (size_t)i * 16);
+        if (!(KO & KO_LOAD))
+            for (int i = threadIdx.x; i < PB * H / 8; i += NTH) cp16(stage + (size_t)i * 16, src + (size_t)i * 16);
         cp_wait_all();
         __syncthreads();
         float acc[4][3][4];
@@ -170,14 +188,15 @@ __global__ void __launch_bounds__(NTH, 1)
             for (int nt = 0; nt < 3; nt++)
 #pragma unroll
                 for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
+        if (!(KO & KO_MMA))
 #pragma unroll
-        for (int s = 0; s < KS; s++)
+            for (int s = 0; s < KS; s++)
 #pragma unroll
-            for (int m = 0; m < 4; m++) {
-                uint4 a = *(const uint4 *)(stage + (((size_t)m * KT + kq * KS + s) * 32 + lane) * 16);
+                for (int m = 0; m < 4; m++) {
+                    uint4 a = *(const uint4 *)(stage + (((size_t)m * KT + kq * KS + s) * 32 + lane) * 16);
 #pragma unroll
-                for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
-            }
+                    for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
+                }
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
@@ -201,7 +220,7 @@ __global__ void __launch_bounds__(NTH, 1)
             int r = r0 + 8 * hf;
             size_t n = (size_t)r * T + t;
             float *gi = gates + n * G;
-            float2 gr = *(float2 *)(gi + j0), gz = *(float2 *)(gi + H + j0), gn = *(float2 *)(gi + 2 * H + j0);
+            float2 gr = pre[(hf * 3) * NTH], gz = pre[(hf * 3 + 1) * NTH], gn = pre[(hf * 3 + 2) * NTH];
             float iv[3][2] = {{gr.x, gr.y}, {gz.x, gz.y}, {gn.x, gn.y}}, o[5][2];
 #pragma unroll
             for (int e = 0; e < 2; e++) {
@@ -214,12 +233,14 @@ __global__ void __launch_bounds__(NTH, 1)
                 o[0][e] = rr, o[1][e] = z, o[2][e] = nn, o[3][e] = hn, o[4][e] = hv;
                 hp[c] = hv;
             }
-            *(float2 *)(gi + j0) = make_float2(o[0][0], o[0][1]);
-            *(float2 *)(gi + H + j0) = make_float2(o[1][0], o[1][1]);
-            *(float2 *)(gi + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
-            *(float2 *)(ghn + n * H + j0) = make_float2(o[3][0], o[3][1]);
-            *(float2 *)(h + n * H + j0) = make_float2(o[4][0], o[4][1]);
-            if (t + 1 < T) *(float2 *)(hprev + (n + 1) * H + j0) = make_float2(o[4][0], o[4][1]);
+            if (!(KO & KO_GATE_IO)) {
+                *(float2 *)(gi + j0) = make_float2(o[0][0], o[0][1]);
+                *(float2 *)(gi + H + j0) = make_float2(o[1][0], o[1][1]);
+                *(float2 *)(gi + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
+                *(float2 *)(ghn + n * H + j0) = make_float2(o[3][0], o[3][1]);
+                *(float2 *)(h + n * H + j0) = make_float2(o[4][0], o[4][1]);
+                if (t + 1 < T) *(float2 *)(hprev + (n + 1) * H + j0) = make_float2(o[4][0], o[4][1]);
+            }
             *(uint32_t *)(nxt + frag_at(r, j0, H)) = pack2(o[4][0], o[4][1]);
         }
         bar_signal(bar + bb);
@@ -228,7 +249,7 @@ __global__ void __launch_bounds__(NTH, 1)
 
 /* Backward over T steps, t = T-1 down to 0, as the loop of cuda_gru_bwd:
  * writes dgi, dgh (N,G) and dhc (B,H) = d_0 z_0. xch: 2 buffers of B x G. */
-template <int KS>
+template <int KS, int KO>
 __global__ void __launch_bounds__(NTH, 1)
     k_gru_bwd_rec(const float *__restrict__ w_hh, int B, int T, int H, const float *__restrict__ gates,
                   const float *__restrict__ ghn, const float *__restrict__ hprev, const float *__restrict__ dh,
@@ -240,6 +261,7 @@ __global__ void __launch_bounds__(NTH, 1)
     const int KT = (int)(G >> 4);
     uint4 *ring = (uint4 *)smem + (size_t)w * RING * 4 * 32;     /* [RING][m 4][32 lanes] */
     float *red = (float *)(smem + (size_t)NW * RING * 4 * 512);   /* [q 12][tile 12][4][32] */
+    float2 *pre = (float2 *)(red + RED_FLOATS) + threadIdx.x;    /* [12][NTH]: gate inputs */
 
     uint32_t wf[3][KS][2];
 #pragma unroll
@@ -258,9 +280,21 @@ __global__ void __launch_bounds__(NTH, 1)
     __nv_bfloat16 *const buf0 = xch, *const buf1 = xch + (size_t)B * G;
 
     for (int t = T - 1; t >= 0; t--) {
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            size_t n = (size_t)(r0 + 8 * hf) * T + t;
+            float2 *q = pre + hf * 6 * NTH;
+            cp8(q, gates + n * G + j0);
+            cp8(q + NTH, gates + n * G + H + j0);
+            cp8(q + 2 * NTH, gates + n * G + 2 * H + j0);
+            cp8(q + 3 * NTH, ghn + n * H + j0);
+            cp8(q + 4 * NTH, hprev + n * H + j0);
+            cp8(q + 5 * NTH, dh + n * H + j0);
+        }
+        cp_commit();
         float rec[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (t < T - 1) {
-            bar_wait(bar + bb, (unsigned)nub * (unsigned)(T - 1 - t));
+            if (!(KO & KO_WAIT)) bar_wait(bar + bb, (unsigned)nub * (unsigned)(T - 1 - t));
             /* This warp's twelfth of K: k-steps w*KS .. w*KS+KS-1 of 4 m-tiles. */
             const uint4 *src = (const uint4 *)((((t + 1) & 1) ? buf1 : buf0) + (size_t)bb * PB * G) + lane;
             float acc[4][3][4];
@@ -272,7 +306,7 @@ __global__ void __launch_bounds__(NTH, 1)
                     for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
 #pragma unroll
             for (int s = 0; s < RING - 1; s++) {
-                if (s < KS)
+                if (s < KS && !(KO & KO_LOAD))
 #pragma unroll
                     for (int m = 0; m < 4; m++)
                         cp16(ring + ((s % RING) * 4 + m) * 32 + lane, src + ((size_t)m * KT + w * KS + s) * 32);
@@ -281,18 +315,19 @@ __global__ void __launch_bounds__(NTH, 1)
 #pragma unroll
             for (int s = 0; s < KS; s++) {
                 int f = s + RING - 1;
-                if (f < KS)
+                if (f < KS && !(KO & KO_LOAD))
 #pragma unroll
                     for (int m = 0; m < 4; m++)
                         cp16(ring + ((f % RING) * 4 + m) * 32 + lane, src + ((size_t)m * KT + w * KS + f) * 32);
                 cp_commit();
                 cp_wait<RING - 1>();
+                if (!(KO & KO_MMA))
 #pragma unroll
-                for (int m = 0; m < 4; m++) {
-                    uint4 a = ring[((s % RING) * 4 + m) * 32 + lane];
+                    for (int m = 0; m < 4; m++) {
+                        uint4 a = ring[((s % RING) * 4 + m) * 32 + lane];
 #pragma unroll
-                    for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
-                }
+                        for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
+                    }
             }
 #pragma unroll
             for (int m = 0; m < 4; m++)
@@ -309,15 +344,14 @@ __global__ void __launch_bounds__(NTH, 1)
                 rec[c] = s;
             }
         }
+        cp_wait_all();
         __nv_bfloat16 *out = (t & 1) ? buf1 : buf0;
 #pragma unroll
         for (int hf = 0; hf < 2; hf++) {
             int r = r0 + 8 * hf;
             size_t n = (size_t)r * T + t;
-            const float *ga = gates + n * G;
-            float2 r2 = *(const float2 *)(ga + j0), z2 = *(const float2 *)(ga + H + j0);
-            float2 n2 = *(const float2 *)(ga + 2 * H + j0), hn2 = *(const float2 *)(ghn + n * H + j0);
-            float2 hp2 = *(const float2 *)(hprev + n * H + j0), dh2 = *(const float2 *)(dh + n * H + j0);
+            const float2 *q = pre + hf * 6 * NTH;
+            float2 r2 = q[0], z2 = q[NTH], n2 = q[2 * NTH], hn2 = q[3 * NTH], hp2 = q[4 * NTH], dh2 = q[5 * NTH];
             float rv[2] = {r2.x, r2.y}, zv[2] = {z2.x, z2.y}, nv[2] = {n2.x, n2.y}, hnv[2] = {hn2.x, hn2.y};
             float hpv[2] = {hp2.x, hp2.y}, dhv[2] = {dh2.x, dh2.y}, o[4][2];
 #pragma unroll
@@ -331,13 +365,15 @@ __global__ void __launch_bounds__(NTH, 1)
                 o[0][e] = drp, o[1][e] = dzp, o[2][e] = dnp, o[3][e] = dnp * rr;
                 dcz[c] = d * z;
             }
-            float *di = dgi + n * G, *dg = dgh + n * G;
-            *(float2 *)(di + j0) = make_float2(o[0][0], o[0][1]);
-            *(float2 *)(di + H + j0) = make_float2(o[1][0], o[1][1]);
-            *(float2 *)(di + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
-            *(float2 *)(dg + j0) = make_float2(o[0][0], o[0][1]);
-            *(float2 *)(dg + H + j0) = make_float2(o[1][0], o[1][1]);
-            *(float2 *)(dg + 2 * H + j0) = make_float2(o[3][0], o[3][1]);
+            if (!(KO & KO_GATE_IO)) {
+                float *di = dgi + n * G, *dg = dgh + n * G;
+                *(float2 *)(di + j0) = make_float2(o[0][0], o[0][1]);
+                *(float2 *)(di + H + j0) = make_float2(o[1][0], o[1][1]);
+                *(float2 *)(di + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
+                *(float2 *)(dg + j0) = make_float2(o[0][0], o[0][1]);
+                *(float2 *)(dg + H + j0) = make_float2(o[1][0], o[1][1]);
+                *(float2 *)(dg + 2 * H + j0) = make_float2(o[3][0], o[3][1]);
+            }
             *(uint32_t *)(out + frag_at(r, j0, (int)G)) = pack2(o[0][0], o[0][1]);
             *(uint32_t *)(out + frag_at(r, H + j0, (int)G)) = pack2(o[1][0], o[1][1]);
             *(uint32_t *)(out + frag_at(r, 2 * H + j0, (int)G)) = pack2(o[3][0], o[3][1]);
@@ -348,24 +384,63 @@ __global__ void __launch_bounds__(NTH, 1)
     for (int c = 0; c < 4; c++) dhc[(size_t)(r0 + 8 * (c >> 1)) * H + j0 + (c & 1)] = dcz[c];
 }
 
-size_t fwd_smem(int H) { return (size_t)PB * H * 2 + (size_t)RED_FLOATS * 4; }
-size_t bwd_smem() { return (size_t)NW * RING * 4 * 512 + (size_t)RED_FLOATS * 4; }
+size_t fwd_smem(int H) { return (size_t)PB * H * 2 + (size_t)RED_FLOATS * 4 + 6 * NTH * 8; }
+size_t bwd_smem() { return (size_t)NW * RING * 4 * 512 + (size_t)RED_FLOATS * 4 + 12 * NTH * 8; }
 
 typedef void (*fwd_fn)(const float *, const float *, const float *, int, int, int, float *, float *, float *,
                        float *, __nv_bfloat16 *, unsigned *);
 typedef void (*bwd_fn)(const float *, int, int, int, const float *, const float *, const float *, const float *,
                        float *, float *, float *, __nv_bfloat16 *, unsigned *);
 
-/* The instantiations: KS = H/64 k-steps per warp, H in {192, 384, 576, 768}. */
-bool kernels(int H, fwd_fn *f, bwd_fn *b) {
+/* The instantiations: KS = H/64 k-steps per warp, H in {192, 384, 576, 768};
+ * the knock-out variants (timing only) at H = 768. */
+bool kernels(int H, int ko, fwd_fn *f, bwd_fn *b) {
     if (H <= 0 || H % 192 != 0 || H > 768) return false;
+    if (ko) {
+        if (H != 768) return false;
+        switch (ko) {
+        case KO_WAIT: *f = k_gru_fwd_rec<12, KO_WAIT>, *b = k_gru_bwd_rec<12, KO_WAIT>; return true;
+        case KO_LOAD: *f = k_gru_fwd_rec<12, KO_LOAD>, *b = k_gru_bwd_rec<12, KO_LOAD>; return true;
+        case KO_MMA: *f = k_gru_fwd_rec<12, KO_MMA>, *b = k_gru_bwd_rec<12, KO_MMA>; return true;
+        case KO_GATE_IO: *f = k_gru_fwd_rec<12, KO_GATE_IO>, *b = k_gru_bwd_rec<12, KO_GATE_IO>; return true;
+        }
+        return false;
+    }
     switch (H / 64) {
-    case 3: *f = k_gru_fwd_rec<3>, *b = k_gru_bwd_rec<3>; return true;
-    case 6: *f = k_gru_fwd_rec<6>, *b = k_gru_bwd_rec<6>; return true;
-    case 9: *f = k_gru_fwd_rec<9>, *b = k_gru_bwd_rec<9>; return true;
-    case 12: *f = k_gru_fwd_rec<12>, *b = k_gru_bwd_rec<12>; return true;
+    case 3: *f = k_gru_fwd_rec<3, 0>, *b = k_gru_bwd_rec<3, 0>; return true;
+    case 6: *f = k_gru_fwd_rec<6, 0>, *b = k_gru_bwd_rec<6, 0>; return true;
+    case 9: *f = k_gru_fwd_rec<9, 0>, *b = k_gru_bwd_rec<9, 0>; return true;
+    case 12: *f = k_gru_fwd_rec<12, 0>, *b = k_gru_bwd_rec<12, 0>; return true;
     }
     return false;
+}
+
+bool prepare(fwd_fn f, bwd_fn b, int H) {
+    return !cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fwd_smem(H)) &&
+           !cudaFuncSetAttribute((const void *)b, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bwd_smem());
+}
+
+void launch_fwd(fwd_fn f, cudaStream_t st, const float *w_hh, const float *b_ih, const float *b_hh, int B, int T,
+                int H, float *gates, float *ghn, float *hprev, float *h, __nv_bfloat16 *x, unsigned *bar) {
+    cudaMemsetAsync(bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
+    void *args[] = {&w_hh, &b_ih, &b_hh, &B, &T, &H, &gates, &ghn, &hprev, &h, &x, &bar};
+    cudaLaunchCooperativeKernel((const void *)f, dim3(H / PU, B / PB), dim3(NTH), args, fwd_smem(H), st);
+}
+
+void launch_bwd(bwd_fn b, cudaStream_t st, const float *w_hh, int B, int T, int H, const float *gates,
+                const float *ghn, const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc,
+                __nv_bfloat16 *x, unsigned *bar) {
+    cudaMemsetAsync(bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
+    void *args[] = {&w_hh, &B, &T, &H, &gates, &ghn, &hprev, &dh, &dgi, &dgh, &dhc, &x, &bar};
+    cudaLaunchCooperativeKernel((const void *)b, dim3(H / PU, B / PB), dim3(NTH), args, bwd_smem(), st);
+}
+
+__global__ void k_fill(float *x, size_t n, uint32_t seed) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t v = (uint32_t)i * 2654435761u ^ seed;
+    v ^= v >> 15, v *= 2246822519u, v ^= v >> 13;
+    x[i] = (float)(v & 0xffff) / 65536.0f - 0.5f;
 }
 
 } // namespace
@@ -374,7 +449,7 @@ laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t er
     c->persist = 0;
     fwd_fn f = nullptr;
     bwd_fn b = nullptr;
-    if (!kernels(H, &f, &b))
+    if (!kernels(H, 0, &f, &b))
         return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "persistent recurrence: H=%d is not 192, 384, 576 or 768",
                        H);
     if (B < PB || B % PB != 0)
@@ -385,8 +460,7 @@ laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t er
     cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     size_t sf = fwd_smem(H), sb = bwd_smem();
-    if (!coop || cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sf) ||
-        cudaFuncSetAttribute((const void *)b, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb) ||
+    if (!coop || !prepare(f, b, H) ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_f, (const void *)f, NTH, sf) ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_b, (const void *)b, NTH, sb)) {
         cudaGetLastError();
@@ -430,26 +504,53 @@ void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *
                   float *h) {
     fwd_fn f = nullptr;
     bwd_fn b = nullptr;
-    kernels(H, &f, &b);
-    cudaStream_t st = (cudaStream_t)c->stream;
-    cudaMemsetAsync(c->rec_bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
-    __nv_bfloat16 *x = (__nv_bfloat16 *)c->rec_xch;
-    unsigned *bar = c->rec_bar;
-    void *args[] = {(void *)&w->w_hh, (void *)&w->b_ih, (void *)&w->b_hh, &B, &T, &H, &gates, &ghn, &hprev, &h,
-                    &x, &bar};
-    cudaLaunchCooperativeKernel((const void *)f, dim3(H / PU, B / PB), dim3(NTH), args, fwd_smem(H), st);
+    kernels(H, 0, &f, &b);
+    launch_fwd(f, (cudaStream_t)c->stream, w->w_hh, w->b_ih, w->b_hh, B, T, H, gates, ghn, hprev, h,
+               (__nv_bfloat16 *)c->rec_xch, c->rec_bar);
 }
 
 void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
                   const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc) {
     fwd_fn f = nullptr;
     bwd_fn b = nullptr;
-    kernels(H, &f, &b);
-    cudaStream_t st = (cudaStream_t)c->stream;
-    cudaMemsetAsync(c->rec_bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
-    __nv_bfloat16 *x = (__nv_bfloat16 *)c->rec_xch;
-    unsigned *bar = c->rec_bar;
-    void *args[] = {(void *)&w->w_hh, &B, &T, &H, (void *)&gates, (void *)&ghn, (void *)&hprev, (void *)&dh,
-                    &dgi, &dgh, &dhc, &x, &bar};
-    cudaLaunchCooperativeKernel((const void *)b, dim3(H / PU, B / PB), dim3(NTH), args, bwd_smem(), st);
+    kernels(H, 0, &f, &b);
+    launch_bwd(b, (cudaStream_t)c->stream, w->w_hh, B, T, H, gates, ghn, hprev, dh, dgi, dgh, dhc,
+               (__nv_bfloat16 *)c->rec_xch, c->rec_bar);
+}
+
+double cuda_rec_time(int B, int T, int H, int bwd, int ko, int reps) {
+    fwd_fn f = nullptr;
+    bwd_fn b = nullptr;
+    if (!kernels(H, ko, &f, &b) || !prepare(f, b, H) || B % PB) return -1;
+    size_t N = (size_t)B * T, G = 3 * (size_t)H;
+    size_t nf = G * H + 2 * G + N * G * 2 + N * H * 4 + (size_t)B * H;
+    float *m = NULL;
+    __nv_bfloat16 *x = NULL;
+    unsigned *bar = NULL;
+    if (cudaMalloc((void **)&m, nf * 4) || cudaMalloc((void **)&x, 2 * (size_t)B * G * 2) ||
+        cudaMalloc((void **)&bar, (size_t)(B / PB) * 4)) {
+        cudaGetLastError();
+        cudaFree(m), cudaFree(x), cudaFree(bar);
+        return -1;
+    }
+    k_fill<<<(unsigned)((nf + 255) / 256), 256>>>(m, nf, 7u);
+    float *whh = m, *bi = whh + G * H, *bh = bi + G, *gates = bh + G, *dg = gates + N * G, *ghn = dg + N * G;
+    float *hprev = ghn + N * H, *h = hprev + N * H, *dh = h + N * H, *dhc = dh + N * H;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    float ms = -1;
+    for (int r = 0; r <= reps; r++) {
+        if (r == 1) cudaEventRecord(e0, 0);
+        if (bwd)
+            launch_bwd(b, 0, whh, B, T, H, gates, ghn, hprev, dh, dg, dg, dhc, x, bar);
+        else
+            launch_fwd(f, 0, whh, bi, bh, B, T, H, gates, ghn, hprev, h, x, bar);
+    }
+    cudaEventRecord(e1, 0);
+    if (cudaEventSynchronize(e1) == cudaSuccess) cudaEventElapsedTime(&ms, e0, e1);
+    if (cudaGetLastError() != cudaSuccess) ms = -1;
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    cudaFree(m), cudaFree(x), cudaFree(bar);
+    return ms < 0 ? -1 : 1e3 * ms / reps / T;
 }
