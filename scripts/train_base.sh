@@ -2,18 +2,20 @@
 # scripts/train_base.sh - trains one base-model candidate with the CUDA trainer
 # (`make cuda`), the command behind models/default.safetensors (MODEL.md says
 # which settings were shipped; the defaults are the shipped model's: H=384
-# D=64, lr 3e-3, wd 0.1, dropout 0.15, 470 s). Settings come from the environment:
-#   H D L W BATCH SEQ LR WD DROPOUT WARMUP BUDGET OUT LAYA TOKENS
+# D=64, lr 3e-3, wd 0.1, dropout 0.15, 470 s, bf16 products with the
+# persistent recurrences). Settings come from the environment:
+#   H D L W BATCH SEQ LR WD DROPOUT WARMUP BUDGET OUT LAYA TOKENS CUDA_MATH
 # Inputs: $TOKENS/{train,en_valid,zh_valid}.tokens and models/tokenizer.tok
 # (scripts/prepare_tokens.sh makes them).
 set -eu
 H=${H:-384}; D=${D:-64}; L=${L:-3}; W=${W:-5}
 BATCH=${BATCH:-256}; SEQ=${SEQ:-128}; LR=${LR:-3e-3}; WD=${WD:-0.1}
 DROPOUT=${DROPOUT:-0.15}; WARMUP=${WARMUP:-100}; BUDGET=${BUDGET:-470}
+CUDA_MATH=${CUDA_MATH:-bf16}
 LAYA=${LAYA:-build-cuda/laya}; TOKENS=${TOKENS:-data/tokens}
 OUT=${OUT:-runs/base-H$H}
 "$LAYA" train --device cuda --train "$TOKENS/train.tokens" \
     --valid "$TOKENS/en_valid.tokens,$TOKENS/zh_valid.tokens" --tok models/tokenizer.tok \
     -o "$OUT" --H "$H" --D "$D" --L "$L" --W "$W" --batch "$BATCH" --seq "$SEQ" \
     --lr "$LR" --wd "$WD" --dropout "$DROPOUT" --warmup "$WARMUP" \
-    --eval-every 100 --time-budget "$BUDGET" --f16
+    --eval-every 100 --time-budget "$BUDGET" --f16 --cuda-math "$CUDA_MATH"

@@ -11,6 +11,7 @@
 #include "cuda/cuda_ops.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -180,6 +181,33 @@ void cuda_gemm(cuda_ctx *c, int ta, int tb, int M, int N, int K, float alpha, co
     gemm_h(c, c->blas, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* As cuda_gemm with bf16 operands (f32 accumulation and C): the products
+ * whose operands the persistent recurrences already hold in bf16. */
+static void gemm_bf16(cuda_ctx *c, int ta, int tb, int M, int N, int K, float alpha, const __nv_bfloat16 *A, int lda,
+                      const __nv_bfloat16 *B, int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    cublasStatus_t st = cublasGemmEx((cublasHandle_t)c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                     ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF, ldb, A,
+                                     CUDA_R_16BF, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS && !c->blas_status) c->blas_status = (int)st;
+}
+
+/* n f32 -> bf16 (round to nearest even), two per thread. */
+__global__ void k_to_bf16(const float *__restrict__ x, size_t n, __nv_bfloat16 *y) {
+    size_t i = 2 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x);
+    if (i + 1 < n) {
+        float2 v = *(const float2 *)(x + i);
+        *(__nv_bfloat162 *)(y + i) = __floats2bfloat162_rn(v.x, v.y);
+    } else if (i < n) {
+        y[i] = __float2bfloat16_rn(x[i]);
+    }
+}
+
+static void to_bf16(cuda_ctx *c, const float *x, size_t n, __nv_bfloat16 *y) {
+    if (n) k_to_bf16<<<nblk((n + 1) / 2, 256), 256, 0, S(c)>>>(x, n, y);
+}
+
 /* Batch chain k of n over B rows: rows [*b0, *b0 + *nb). */
 static void chain_rows(int B, int n, int k, int *b0, int *nb) {
     *b0 = (int)((long long)B * k / n);
@@ -253,7 +281,11 @@ __device__ double block_sum_d1024(double v) {
 
 /* ---- column sums ---- */
 
-__global__ void k_colsum_part(const float *__restrict__ a, const float *__restrict__ x,
+__device__ inline float to_f(float v) { return v; }
+__device__ inline float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename E>
+__global__ void k_colsum_part(const E *__restrict__ a, const float *__restrict__ x,
                               const float *__restrict__ rs, int rows, int cols, int ld, float *part) {
     __shared__ float sh[8][33];
     int col = blockIdx.x * 32 + threadIdx.x, r = blockIdx.y;
@@ -262,7 +294,7 @@ __global__ void k_colsum_part(const float *__restrict__ a, const float *__restri
     float s = 0.0f;
     if (col < cols)
         for (int n = r0 + (int)threadIdx.y; n < r1; n += 8) {
-            float v = a[(size_t)n * ld + col];
+            float v = to_f(a[(size_t)n * ld + col]);
             if (x) v = v * x[(size_t)n * ld + col] * rs[n];
             s += v;
         }
@@ -283,16 +315,22 @@ __global__ void k_colsum_fin(const float *__restrict__ part, int cols, float *ou
     out[col] += s;
 }
 
-void cuda_colsum_acc(cuda_ctx *c, const float *a, const float *x, const float *rs, int rows, int cols,
-                     int ld, float *out) {
+template <typename E>
+static void colsum_acc(cuda_ctx *c, const E *a, const float *x, const float *rs, int rows, int cols, int ld,
+                       float *out) {
     if (cols <= 0) return;
     if ((size_t)cols * CUDA_COLSUM_PARTS > c->red_floats) {
         if (!c->blas_status) c->blas_status = -1; /* scratch too small: a caller bug */
         return;
     }
-    k_colsum_part<<<dim3(nblk(cols, 32), CUDA_COLSUM_PARTS), dim3(32, 8), 0, S(c)>>>(a, x, rs, rows, cols, ld,
-                                                                                      c->red);
+    k_colsum_part<E><<<dim3(nblk(cols, 32), CUDA_COLSUM_PARTS), dim3(32, 8), 0, S(c)>>>(a, x, rs, rows, cols, ld,
+                                                                                         c->red);
     k_colsum_fin<<<nblk(cols, 256), 256, 0, S(c)>>>(c->red, cols, out);
+}
+
+void cuda_colsum_acc(cuda_ctx *c, const float *a, const float *x, const float *rs, int rows, int cols,
+                     int ld, float *out) {
+    colsum_acc(c, a, x, rs, rows, cols, ld, out);
 }
 
 /* ---- embedding ---- */
@@ -459,9 +497,25 @@ void cuda_gru_bwd(cuda_ctx *c, const cuda_gru_w *w, cuda_gru_g *g, int B, int T,
                   const float *gates, const float *ghn, const float *hprev, const float *dh, float *dgi,
                   float *dgh, float *dhc, float *dx) {
     int N = B * T, G = 3 * H;
+    if (cuda_rec_applies(c, B, H)) {
+        /* bf16 operands throughout, as CUDA_MATH_BF16's cuBLAS products
+         * round their f32 operands: dgi16 and dgh16 in dgi's storage, hprev
+         * and x in dgh's, W_ih in the context's. */
+        __nv_bfloat16 *dgi16 = (__nv_bfloat16 *)dgi, *dgh16 = dgi16 + (size_t)N * G;
+        __nv_bfloat16 *h16 = (__nv_bfloat16 *)dgh, *x16 = h16 + (size_t)N * H, *w16 = (__nv_bfloat16 *)c->rec_w16;
+        cuda_rec_bwd(c, w, B, T, H, gates, ghn, hprev, dh, dgi16, dgh16, dhc);
+        to_bf16(c, hprev, (size_t)N * H, h16);
+        to_bf16(c, x, (size_t)N * H, x16);
+        to_bf16(c, w->w_ih, (size_t)G * H, w16);
+        gemm_bf16(c, 1, 0, G, H, N, 1.0f, dgh16, G, h16, H, 1.0f, g->w_hh, H);
+        gemm_bf16(c, 1, 0, G, H, N, 1.0f, dgi16, G, x16, H, 1.0f, g->w_ih, H);
+        colsum_acc(c, dgh16, NULL, NULL, N, G, G, g->b_hh);
+        colsum_acc(c, dgi16, NULL, NULL, N, G, G, g->b_ih);
+        gemm_bf16(c, 0, 0, N, H, G, 1.0f, dgi16, G, w16, H, 0.0f, dx, H);
+        return;
+    }
     cudaMemsetAsync(dhc, 0, (size_t)B * H * sizeof(float), S(c));
-    int n = cuda_rec_applies(c, B, H) ? 0 : chains(c, B);
-    if (!n) cuda_rec_bwd(c, w, B, T, H, gates, ghn, hprev, dh, dgi, dgh, dhc);
+    int n = chains(c, B);
     fork_chains(c, n);
     for (int k = 0; k < n; k++) {
         int b0, nb;
@@ -656,7 +710,7 @@ void cuda_rmsnorm_bwd(cuda_ctx *c, const float *g, int N, int H, const float *x,
 /* ---- softmax cross-entropy ---- */
 
 __global__ void k_xent(int V, const int32_t *__restrict__ tgt, int32_t skip, int mode,
-                       const float *__restrict__ scale, float *probs, float *row_loss) {
+                       const float *__restrict__ scale, float *probs, __nv_bfloat16 *dl16, float *row_loss) {
     size_t n = blockIdx.x;
     float *p = probs + n * V;
     float mx = -INFINITY;
@@ -682,7 +736,10 @@ __global__ void k_xent(int V, const int32_t *__restrict__ tgt, int32_t skip, int
                 q *= sc;
                 if (i == cl) q -= sc;
             }
-            p[i] = q;
+            if (dl16)
+                dl16[n * V + i] = __float2bfloat16_rn(q);
+            else
+                p[i] = q;
         }
     } else {
         for (int i = threadIdx.x; i < V; i += blockDim.x) p[i] = expf(p[i] - mx) * inv;
@@ -693,8 +750,27 @@ void cuda_xent_fwd(cuda_ctx *c, const float *emb, int N, int V, int H, const flo
                    int32_t skip, int mode, const float *scale, float *probs, float *row_loss) {
     if (N <= 0) return;
     cuda_gemm(c, 0, 1, N, V, H, 1.0f, y, H, emb, H, 0.0f, probs, V);
-    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, probs, row_loss);
+    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, probs, NULL, row_loss);
 }
+
+void cuda_xent_fwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const int32_t *tgt,
+                     int32_t skip, int mode, const float *scale, float *logits, void *dl16, float *row_loss) {
+    if (N <= 0) return;
+    gemm_bf16(c, 0, 1, N, V, H, 1.0f, (const __nv_bfloat16 *)y16, H, (const __nv_bfloat16 *)emb16, H, 0.0f, logits,
+              V);
+    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, logits,
+                                 mode == CUDA_XENT_GRAD ? (__nv_bfloat16 *)dl16 : NULL, row_loss);
+}
+
+void cuda_xent_bwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const void *dl16,
+                     float *demb, float *dy) {
+    const __nv_bfloat16 *e = (const __nv_bfloat16 *)emb16, *y = (const __nv_bfloat16 *)y16;
+    const __nv_bfloat16 *d = (const __nv_bfloat16 *)dl16;
+    gemm_bf16(c, 0, 0, N, H, V, 1.0f, d, V, e, H, 0.0f, dy, H);
+    gemm_bf16(c, 1, 0, V, H, N, 1.0f, d, V, y, H, 1.0f, demb, H);
+}
+
+void cuda_to_bf16(cuda_ctx *c, const float *x, size_t n, void *y) { to_bf16(c, x, n, (__nv_bfloat16 *)y); }
 
 __global__ void k_xent_grad(int V, const int32_t *__restrict__ tgt, int32_t skip, float scale, float *probs) {
     size_t n = blockIdx.x;

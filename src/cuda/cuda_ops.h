@@ -66,6 +66,7 @@ typedef struct cuda_ctx {
     int persist;        /* 1: GRU recurrences of rec_H and up to rec_B rows run persistent */
     int rec_B, rec_H;
     void *rec_xch;      /* 2 buffers of rec_B x 3 rec_H bf16: the state exchanged between steps */
+    void *rec_w16;      /* (3 rec_H, rec_H) bf16: W_ih for the backward's products (in rec_xch's block) */
     size_t rec_xch_bytes;
     unsigned *rec_bar;  /* (rec_B/64) step counters, one per batch block */
     int rec_bar_n;
@@ -126,7 +127,10 @@ typedef struct {
 typedef struct {
     float *w_ih, *w_hh, *b_ih, *b_hh;
 } cuda_gru_g;
-/* h0 (B,H) the state before t=0 (NULL = zeros); scratch (B,G). */
+/* h0 (B,H) the state before t=0 (NULL = zeros); scratch (B,G).
+ * Backward: dgi, dgh (N,G) are scratch (their contents on return are not
+ * part of the contract: the persistent path keeps bf16 copies of dgi, dgh,
+ * hprev and x in them, the operands of its weight-gradient products). */
 void cuda_gru_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *x, const float *h0,
                   float *gates, float *ghn, float *hprev, float *h, float *scratch);
 void cuda_gru_bwd(cuda_ctx *c, const cuda_gru_w *w, cuda_gru_g *g, int B, int T, int H, const float *x,
@@ -146,11 +150,12 @@ laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t er
 int cuda_rec_applies(const cuda_ctx *c, int B, int H);
 void cuda_rec_free(cuda_ctx *c);
 /* The recurrences alone (called by cuda_gru_fwd / cuda_gru_bwd when
- * cuda_rec_applies): gates holds x W_ih^T on entry, hprev row t=0 h0. */
+ * cuda_rec_applies): gates holds x W_ih^T on entry, hprev row t=0 h0; the
+ * backward writes dgi16, dgh16 (N,G) as bf16. */
 void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *gates, float *ghn, float *hprev,
                   float *h);
 void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
-                  const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc);
+                  const float *hprev, const float *dh, void *dgi16, void *dgh16, float *dhc);
 /* Benchmark only: microseconds per time step of one persistent recurrence
  * (bwd: 0 forward, 1 backward) over a B x T x H problem of its own, the mean
  * of reps launches after one warm-up; ko leaves one stage out (1 the wait
@@ -191,6 +196,19 @@ void cuda_xent_grad(cuda_ctx *c, int N, int V, const int32_t *tgt, int32_t skip,
 /* The two products of train_xent_bwd: dy = dlogits emb; demb += dlogits^T y. */
 void cuda_xent_bwd(cuda_ctx *c, const float *emb, int N, int V, int H, const float *y, const float *dlogits,
                    float *demb, float *dy);
+
+/* The same with bf16 operands (CUDA_MATH_BF16 trainers, whose cuBLAS
+ * products would round the f32 operands to bf16 anyway): emb16 (V,H) and
+ * y16 (N,H) bf16; logits (N,V) f32 scratch; in CUDA_XENT_GRAD mode the
+ * dlogits go to dl16 (N,V) as bf16 and logits is left holding the logits;
+ * CUDA_XENT_LOSS as cuda_xent_fwd. cuda_xent_bwd16 takes dl16. */
+void cuda_xent_fwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const int32_t *tgt,
+                     int32_t skip, int mode, const float *scale, float *logits, void *dl16, float *row_loss);
+void cuda_xent_bwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const void *dl16,
+                     float *demb, float *dy);
+/* y[0..n) = bf16(x) rounded to nearest even; x 8-byte and y 4-byte
+ * aligned. */
+void cuda_to_bf16(cuda_ctx *c, const float *x, size_t n, void *y);
 
 /* ---- reductions and the optimizer ---- */
 /* *out = sum of x[0..n) in double, one block, fixed order. */

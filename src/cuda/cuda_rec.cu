@@ -215,13 +215,11 @@ __global__ void __launch_bounds__(NTH, 1)
                 p[nt][c] = s;
             }
         __nv_bfloat16 *nxt = (t & 1) ? buf0 : buf1;
+        float o[2][5][2];
 #pragma unroll
         for (int hf = 0; hf < 2; hf++) {
-            int r = r0 + 8 * hf;
-            size_t n = (size_t)r * T + t;
-            float *gi = gates + n * G;
             float2 gr = pre[(hf * 3) * NTH], gz = pre[(hf * 3 + 1) * NTH], gn = pre[(hf * 3 + 2) * NTH];
-            float iv[3][2] = {{gr.x, gr.y}, {gz.x, gz.y}, {gn.x, gn.y}}, o[5][2];
+            float iv[3][2] = {{gr.x, gr.y}, {gz.x, gz.y}, {gn.x, gn.y}};
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 int c = 2 * hf + e;
@@ -230,30 +228,38 @@ __global__ void __launch_bounds__(NTH, 1)
                 float hn = p[2][c] + bh[2][e];
                 float nn = tanhf(iv[2][e] + bi[2][e] + rr * hn);
                 float hv = (1.0f - z) * nn + z * hp[c];
-                o[0][e] = rr, o[1][e] = z, o[2][e] = nn, o[3][e] = hn, o[4][e] = hv;
+                o[hf][0][e] = rr, o[hf][1][e] = z, o[hf][2][e] = nn, o[hf][3][e] = hn, o[hf][4][e] = hv;
                 hp[c] = hv;
             }
-            if (!(KO & KO_GATE_IO)) {
-                *(float2 *)(gi + j0) = make_float2(o[0][0], o[0][1]);
-                *(float2 *)(gi + H + j0) = make_float2(o[1][0], o[1][1]);
-                *(float2 *)(gi + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
-                *(float2 *)(ghn + n * H + j0) = make_float2(o[3][0], o[3][1]);
-                *(float2 *)(h + n * H + j0) = make_float2(o[4][0], o[4][1]);
-                if (t + 1 < T) *(float2 *)(hprev + (n + 1) * H + j0) = make_float2(o[4][0], o[4][1]);
-            }
-            *(uint32_t *)(nxt + frag_at(r, j0, H)) = pack2(o[4][0], o[4][1]);
+            *(uint32_t *)(nxt + frag_at(r0 + 8 * hf, j0, H)) = pack2(o[hf][4][0], o[hf][4][1]);
         }
+        /* Only the bf16 state is waited for; the f32 outputs (read after
+         * the kernel) are stored after the release, overlapping the next
+         * step's wait. */
         bar_signal(bar + bb);
+        if (!(KO & KO_GATE_IO))
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                size_t n = (size_t)(r0 + 8 * hf) * T + t;
+                float *gi = gates + n * G;
+                *(float2 *)(gi + j0) = make_float2(o[hf][0][0], o[hf][0][1]);
+                *(float2 *)(gi + H + j0) = make_float2(o[hf][1][0], o[hf][1][1]);
+                *(float2 *)(gi + 2 * H + j0) = make_float2(o[hf][2][0], o[hf][2][1]);
+                *(float2 *)(ghn + n * H + j0) = make_float2(o[hf][3][0], o[hf][3][1]);
+                *(float2 *)(h + n * H + j0) = make_float2(o[hf][4][0], o[hf][4][1]);
+                if (t + 1 < T) *(float2 *)(hprev + (n + 1) * H + j0) = make_float2(o[hf][4][0], o[hf][4][1]);
+            }
     }
 }
 
 /* Backward over T steps, t = T-1 down to 0, as the loop of cuda_gru_bwd:
- * writes dgi, dgh (N,G) and dhc (B,H) = d_0 z_0. xch: 2 buffers of B x G. */
+ * writes dgi, dgh (N,G) in bf16 (the operands of the weight-gradient
+ * products that follow) and dhc (B,H) = d_0 z_0. xch: 2 buffers of B x G. */
 template <int KS, int KO>
 __global__ void __launch_bounds__(NTH, 1)
     k_gru_bwd_rec(const float *__restrict__ w_hh, int B, int T, int H, const float *__restrict__ gates,
                   const float *__restrict__ ghn, const float *__restrict__ hprev, const float *__restrict__ dh,
-                  float *dgi, float *dgh, float *dhc, __nv_bfloat16 *xch, unsigned *bar) {
+                  __nv_bfloat16 *dgi, __nv_bfloat16 *dgh, float *dhc, __nv_bfloat16 *xch, unsigned *bar) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int ub = blockIdx.x, bb = blockIdx.y, nub = gridDim.x;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
@@ -346,10 +352,10 @@ __global__ void __launch_bounds__(NTH, 1)
         }
         cp_wait_all();
         __nv_bfloat16 *out = (t & 1) ? buf1 : buf0;
+        uint32_t ov[2][4];
 #pragma unroll
         for (int hf = 0; hf < 2; hf++) {
             int r = r0 + 8 * hf;
-            size_t n = (size_t)r * T + t;
             const float2 *q = pre + hf * 6 * NTH;
             float2 r2 = q[0], z2 = q[NTH], n2 = q[2 * NTH], hn2 = q[3 * NTH], hp2 = q[4 * NTH], dh2 = q[5 * NTH];
             float rv[2] = {r2.x, r2.y}, zv[2] = {z2.x, z2.y}, nv[2] = {n2.x, n2.y}, hnv[2] = {hn2.x, hn2.y};
@@ -365,20 +371,27 @@ __global__ void __launch_bounds__(NTH, 1)
                 o[0][e] = drp, o[1][e] = dzp, o[2][e] = dnp, o[3][e] = dnp * rr;
                 dcz[c] = d * z;
             }
-            if (!(KO & KO_GATE_IO)) {
-                float *di = dgi + n * G, *dg = dgh + n * G;
-                *(float2 *)(di + j0) = make_float2(o[0][0], o[0][1]);
-                *(float2 *)(di + H + j0) = make_float2(o[1][0], o[1][1]);
-                *(float2 *)(di + 2 * H + j0) = make_float2(o[2][0], o[2][1]);
-                *(float2 *)(dg + j0) = make_float2(o[0][0], o[0][1]);
-                *(float2 *)(dg + H + j0) = make_float2(o[1][0], o[1][1]);
-                *(float2 *)(dg + 2 * H + j0) = make_float2(o[3][0], o[3][1]);
-            }
-            *(uint32_t *)(out + frag_at(r, j0, (int)G)) = pack2(o[0][0], o[0][1]);
-            *(uint32_t *)(out + frag_at(r, H + j0, (int)G)) = pack2(o[1][0], o[1][1]);
-            *(uint32_t *)(out + frag_at(r, 2 * H + j0, (int)G)) = pack2(o[3][0], o[3][1]);
+#pragma unroll
+            for (int k = 0; k < 4; k++) ov[hf][k] = pack2(o[k][0], o[k][1]);
+            *(uint32_t *)(out + frag_at(r, j0, (int)G)) = ov[hf][0];
+            *(uint32_t *)(out + frag_at(r, H + j0, (int)G)) = ov[hf][1];
+            *(uint32_t *)(out + frag_at(r, 2 * H + j0, (int)G)) = ov[hf][3];
         }
+        /* The gradients for the products after the kernel are stored after
+         * the release (only the exchanged state is waited for). */
         bar_signal(bar + bb);
+        if (!(KO & KO_GATE_IO))
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                size_t n = (size_t)(r0 + 8 * hf) * T + t;
+                __nv_bfloat16 *di = dgi + n * G, *dg = dgh + n * G;
+                *(uint32_t *)(di + j0) = ov[hf][0];
+                *(uint32_t *)(di + H + j0) = ov[hf][1];
+                *(uint32_t *)(di + 2 * H + j0) = ov[hf][2];
+                *(uint32_t *)(dg + j0) = ov[hf][0];
+                *(uint32_t *)(dg + H + j0) = ov[hf][1];
+                *(uint32_t *)(dg + 2 * H + j0) = ov[hf][3];
+            }
     }
 #pragma unroll
     for (int c = 0; c < 4; c++) dhc[(size_t)(r0 + 8 * (c >> 1)) * H + j0 + (c & 1)] = dcz[c];
@@ -390,7 +403,7 @@ size_t bwd_smem() { return (size_t)NW * RING * 4 * 512 + (size_t)RED_FLOATS * 4 
 typedef void (*fwd_fn)(const float *, const float *, const float *, int, int, int, float *, float *, float *,
                        float *, __nv_bfloat16 *, unsigned *);
 typedef void (*bwd_fn)(const float *, int, int, int, const float *, const float *, const float *, const float *,
-                       float *, float *, float *, __nv_bfloat16 *, unsigned *);
+                       __nv_bfloat16 *, __nv_bfloat16 *, float *, __nv_bfloat16 *, unsigned *);
 
 /* The instantiations: KS = H/64 k-steps per warp, H in {192, 384, 576, 768};
  * the knock-out variants (timing only) at H = 768. */
@@ -428,8 +441,8 @@ void launch_fwd(fwd_fn f, cudaStream_t st, const float *w_hh, const float *b_ih,
 }
 
 void launch_bwd(bwd_fn b, cudaStream_t st, const float *w_hh, int B, int T, int H, const float *gates,
-                const float *ghn, const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc,
-                __nv_bfloat16 *x, unsigned *bar) {
+                const float *ghn, const float *hprev, const float *dh, __nv_bfloat16 *dgi, __nv_bfloat16 *dgh,
+                float *dhc, __nv_bfloat16 *x, unsigned *bar) {
     cudaMemsetAsync(bar, 0, (size_t)(B / PB) * sizeof(unsigned), st);
     void *args[] = {&w_hh, &B, &T, &H, &gates, &ghn, &hprev, &dh, &dgi, &dgh, &dhc, &x, &bar};
     cudaLaunchCooperativeKernel((const void *)b, dim3(H / PU, B / PB), dim3(NTH), args, bwd_smem(), st);
@@ -472,7 +485,9 @@ laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t er
         return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
                        "persistent recurrence: %ld blocks for B=%d H=%d, only %ld fit on the GPU at once", blocks, B,
                        H, fit);
-    size_t xb = 2 * (size_t)B * 3 * H * sizeof(__nv_bfloat16), bars = (size_t)(B / PB) * sizeof(unsigned);
+    /* the exchange buffers, then a bf16 copy of W_ih (G,H) */
+    size_t xb = (2 * (size_t)B * 3 * H + 3 * (size_t)H * H) * sizeof(__nv_bfloat16);
+    size_t bars = (size_t)(B / PB) * sizeof(unsigned);
     if (c->rec_xch_bytes < xb || c->rec_bar_n < B / PB) {
         if (c->rec_xch) cudaFree(c->rec_xch);
         if (c->rec_bar) cudaFree(c->rec_bar);
@@ -484,6 +499,7 @@ laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t er
         c->rec_xch_bytes = xb;
         c->rec_bar_n = B / PB;
     }
+    c->rec_w16 = (char *)c->rec_xch + 2 * (size_t)B * 3 * H * sizeof(__nv_bfloat16);
     c->rec_B = B;
     c->rec_H = H;
     c->persist = 1;
@@ -510,12 +526,12 @@ void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *
 }
 
 void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
-                  const float *hprev, const float *dh, float *dgi, float *dgh, float *dhc) {
+                  const float *hprev, const float *dh, void *dgi16, void *dgh16, float *dhc) {
     fwd_fn f = nullptr;
     bwd_fn b = nullptr;
     kernels(H, 0, &f, &b);
-    launch_bwd(b, (cudaStream_t)c->stream, w->w_hh, B, T, H, gates, ghn, hprev, dh, dgi, dgh, dhc,
-               (__nv_bfloat16 *)c->rec_xch, c->rec_bar);
+    launch_bwd(b, (cudaStream_t)c->stream, w->w_hh, B, T, H, gates, ghn, hprev, dh, (__nv_bfloat16 *)dgi16,
+               (__nv_bfloat16 *)dgh16, dhc, (__nv_bfloat16 *)c->rec_xch, c->rec_bar);
 }
 
 double cuda_rec_time(int B, int T, int H, int bwd, int ko, int reps) {
@@ -543,7 +559,8 @@ double cuda_rec_time(int B, int T, int H, int bwd, int ko, int reps) {
     for (int r = 0; r <= reps; r++) {
         if (r == 1) cudaEventRecord(e0, 0);
         if (bwd)
-            launch_bwd(b, 0, whh, B, T, H, gates, ghn, hprev, dh, dg, dg, dhc, x, bar);
+            launch_bwd(b, 0, whh, B, T, H, gates, ghn, hprev, dh, (__nv_bfloat16 *)dg, (__nv_bfloat16 *)dg + N * G,
+                       dhc, x, bar);
         else
             launch_fwd(f, 0, whh, bi, bh, B, T, H, gates, ghn, hprev, h, x, bar);
     }

@@ -48,6 +48,11 @@ static void layout(cuda_trainer *ct, bump *bp) {
     ct->rs = take(bp, N * f);
     ct->y = take(bp, N * H * f);
     ct->probs = take(bp, N * V * f);
+    if (ct->ctx.math == CUDA_MATH_BF16) {
+        ct->emb16 = take(bp, V * H * 2);
+        ct->y16 = take(bp, N * H * 2);
+        ct->dl16 = take(bp, N * V * 2);
+    }
     ct->row_loss = take(bp, N * f);
     ct->da = take(bp, N * H * f);
     ct->db = take(bp, N * H * f);
@@ -294,8 +299,15 @@ static void enq_forward(cuda_trainer *ct, int nb, int slot, int grad, int prof) 
     mark(ct, "rmsnorm fwd", prof);
     cuda_rmsnorm_fwd(x, p.norm, N, H, MODEL_NORM_EPS, ct->xL, ct->y, ct->rs);
     mark(ct, "logits+softmax", prof);
-    cuda_xent_fwd(x, p.emb, N, c->V, H, ct->y, ct->tgt, TOK_PAD, grad ? CUDA_XENT_GRAD : CUDA_XENT_LOSS,
-                  &ct->vars->xent_scale, ct->probs, ct->row_loss);
+    if (ct->dl16) {
+        cuda_to_bf16(x, p.emb, (size_t)c->V * H, ct->emb16);
+        cuda_to_bf16(x, ct->y, (size_t)N * H, ct->y16);
+        cuda_xent_fwd16(x, ct->emb16, N, c->V, H, ct->y16, ct->tgt, TOK_PAD, grad ? CUDA_XENT_GRAD : CUDA_XENT_LOSS,
+                        &ct->vars->xent_scale, ct->probs, ct->dl16, ct->row_loss);
+    } else {
+        cuda_xent_fwd(x, p.emb, N, c->V, H, ct->y, ct->tgt, TOK_PAD, grad ? CUDA_XENT_GRAD : CUDA_XENT_LOSS,
+                      &ct->vars->xent_scale, ct->probs, ct->row_loss);
+    }
     cuda_sum(x, ct->row_loss, N, &ct->out[0]);
 }
 
@@ -308,7 +320,10 @@ static void enq_backward(cuda_trainer *ct, int prof) {
     model_params_point(c, ct->grads, &g);
     cudaMemsetAsync(ct->grads, 0, ct->P * sizeof(float), strm(ct));
     mark(ct, "logits bwd", prof);
-    cuda_xent_bwd(x, p.emb, N, c->V, H, ct->y, ct->probs, g.emb, ct->da);
+    if (ct->dl16)
+        cuda_xent_bwd16(x, ct->emb16, N, c->V, H, ct->y16, ct->dl16, g.emb, ct->da);
+    else
+        cuda_xent_bwd(x, p.emb, N, c->V, H, ct->y, ct->probs, g.emb, ct->da);
     mark(ct, "rmsnorm bwd", prof);
     cuda_rmsnorm_bwd(x, p.norm, N, H, ct->xL, ct->rs, ct->da, ct->db, g.norm);
     for (int l = c->L - 1; l >= 0; l--) {

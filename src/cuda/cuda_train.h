@@ -50,6 +50,9 @@ typedef struct {
     float *state[2];                 /* (L,B,H) per slot */
     cuda_layer_cache lc[MODEL_MAX_L];
     float *xL, *rs, *y, *probs, *row_loss;  /* (N,H) (N) (N,H) (N,V) (N) */
+    /* CUDA_MATH_BF16 only (else NULL): bf16 copies of emb (V,H) and y (N,H)
+     * and the dlogits (N,V), the operands of the logits products. */
+    void *emb16, *y16, *dl16;
     float *da, *db, *dgi, *dgh, *dqkv, *dctx, *dsc, *dhc, *ghs;
     int32_t *in, *tgt, *eidx;        /* (N) (N) embedding-gradient index */
     cuda_step_vars *vars;

@@ -274,6 +274,8 @@ TEST(cuda_rmsnorm_matches_cpu) {
 static void xent_case(cuda_ctx *c, int N, int V, int H, uint64_t *s) {
     size_t nv = (size_t)N * V, nh = (size_t)N * H;
     float *emb = tu_rand((size_t)V * H, 0.5f, s), *y = tu_rand(nh, 1, s), *demb = tu_rand((size_t)V * H, 1, s);
+    float *demb_keep = malloc((size_t)V * H * 4);
+    memcpy(demb_keep, demb, (size_t)V * H * 4);
     int32_t *tgt = malloc(sizeof(int32_t) * N);
     for (int n = 0; n < N; n++) tgt[n] = n % 5 == 3 ? TOK_PAD : (int32_t)(tu_next(s) % (unsigned)V);
     float *probs = malloc(nv * 4), *rl = malloc(N * 4), *dy = malloc(nh * 4);
@@ -313,6 +315,32 @@ static void xent_case(cuda_ctx *c, int N, int V, int H, uint64_t *s) {
     free(dl);
     CHECK_DEV(d_dy, dy, nh, TOL, "xent dy");
     CHECK_DEV(d_demb, demb, (size_t)V * H, TOL, "xent demb (accumulated)");
+    /* The bf16-operand path, from the same inputs, against the CPU's
+     * gradients; demb16 starts at half the CPU's gradient of emb (a start
+     * of the gradient's own size, so both the product and the
+     * accumulation show in the error). */
+    {
+        float *demb0 = malloc((size_t)V * H * 4), *demb_ref = malloc((size_t)V * H * 4);
+        for (size_t i = 0; i < (size_t)V * H; i++) {
+            demb0[i] = 0.5f * (demb[i] - demb_keep[i]);
+            demb_ref[i] = 3.0f * demb0[i];
+        }
+        void *d_e16 = tu_dev(NULL, (size_t)V * H * 2), *d_y16 = tu_dev(NULL, nh * 2), *d_dl16 = tu_dev(NULL, nv * 2);
+        float *d_demb16 = tu_dev(demb0, (size_t)V * H * 4), *d_dy16 = tu_dev_nan(nh), *d_lg = tu_dev_nan(nv);
+        float *d_rl16 = tu_dev_nan(N);
+        cuda_to_bf16(c, d_emb, (size_t)V * H, d_e16);
+        cuda_to_bf16(c, d_y, nh, d_y16);
+        cuda_xent_fwd16(c, d_e16, N, V, H, d_y16, d_tgt, TOK_PAD, CUDA_XENT_GRAD, d_scale, d_lg, d_dl16, d_rl16);
+        cuda_xent_bwd16(c, d_e16, N, V, H, d_y16, d_dl16, d_demb16, d_dy16);
+        CHECKF(cuda_ctx_sync(c, "xent bf16", err, sizeof err) == LAYA_OK, "%s", err);
+        CHECK_DEV(d_rl16, rl, N, 2e-2, "xent bf16 row loss");
+        CHECK_DEV(d_dy16, dy, nh, 2e-2, "xent bf16 dy");
+        CHECK_DEV(d_demb16, demb_ref, (size_t)V * H, 2e-2, "xent bf16 demb (accumulated)");
+        free(demb0), free(demb_ref);
+        void *f16[] = {d_e16, d_y16, d_dl16, d_demb16, d_dy16, d_lg, d_rl16};
+        for (size_t i = 0; i < sizeof f16 / sizeof f16[0]; i++) cudaFree(f16[i]);
+    }
+    free(demb_keep);
     free(emb), free(y), free(demb), free(tgt), free(probs), free(rl), free(dy);
     void *dfrees[] = {d_emb, d_y, d_demb, d_tgt, d_probs, d_rl, d_dy, d_p2, d_sum, d_scale};
     for (size_t i = 0; i < sizeof dfrees / sizeof dfrees[0]; i++) cudaFree(dfrees[i]);
