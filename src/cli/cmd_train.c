@@ -26,7 +26,8 @@ static const char USAGE[] =
     "  --eval-every 200 --eval-tokens 1048576   validation cadence and size per file\n"
     "  --resume                       continue OUTDIR/last.ckpt (same shape and options)\n"
     "  --threads N --seed S --f16 --no-carry\n"
-    "  --device cpu|cuda --cuda-math tf32|bf16|f32   the GPU trainer (a `make cuda` build)\n"
+    "  --device cpu|cuda --cuda-math bf16|tf32|f32   the GPU trainer (a `make cuda` build); bf16\n"
+    "                                 (default) runs the GRU recurrences as persistent kernels\n"
     "Writes OUTDIR/log.csv, OUTDIR/best.safetensors (best validation loss), OUTDIR/last.ckpt,\n"
     "OUTDIR/loss.png. Ctrl-C stops cleanly after the current step (checkpoint written).\n";
 
@@ -111,7 +112,7 @@ int cmd_train(int argc, char **argv) {
     train_opts o;
     train_opts_default(&o);
     int threads = 0, cuda = 0;
-    const char *cuda_math_name = "tf32";
+    const char *cuda_math_name = "bf16";
     char *valid_list = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
