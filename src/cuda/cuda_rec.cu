@@ -85,6 +85,23 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint4 &a, uint32_t b0, 
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 }
 
+/* The 3 n-tiles (r, z, n gates forward; 3 groups of 8 units backward) of
+ * one m-tile against k-step s of the register-held W_hh fragments. */
+template <int KS>
+__device__ __forceinline__ void mma3(float (&acc)[3][4], const uint4 &a, const uint32_t (&wf)[3][KS][2], int s) {
+#pragma unroll
+    for (int nt = 0; nt < 3; nt++) mma(acc[nt], a, wf[nt][s][0], wf[nt][s][1]);
+}
+
+__device__ __forceinline__ void acc_zero(float (&acc)[4][3][4]) {
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int nt = 0; nt < 3; nt++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
+}
+
 __device__ __forceinline__ void cp16(void *dst, const void *src) {
     unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
@@ -182,21 +199,14 @@ __global__ void __launch_bounds__(NTH, 1)
         cp_wait_all();
         __syncthreads();
         float acc[4][3][4];
-#pragma unroll
-        for (int m = 0; m < 4; m++)
-#pragma unroll
-            for (int nt = 0; nt < 3; nt++)
-#pragma unroll
-                for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
+        acc_zero(acc);
         if (!(KO & KO_MMA))
 #pragma unroll
             for (int s = 0; s < KS; s++)
 #pragma unroll
-                for (int m = 0; m < 4; m++) {
-                    uint4 a = *(const uint4 *)(stage + (((size_t)m * KT + kq * KS + s) * 32 + lane) * 16);
-#pragma unroll
-                    for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
-                }
+                for (int m = 0; m < 4; m++)
+                    mma3<KS>(acc[m], *(const uint4 *)(stage + (((size_t)m * KT + kq * KS + s) * 32 + lane) * 16), wf,
+                             s);
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
@@ -304,12 +314,7 @@ __global__ void __launch_bounds__(NTH, 1)
             /* This warp's twelfth of K: k-steps w*KS .. w*KS+KS-1 of 4 m-tiles. */
             const uint4 *src = (const uint4 *)((((t + 1) & 1) ? buf1 : buf0) + (size_t)bb * PB * G) + lane;
             float acc[4][3][4];
-#pragma unroll
-            for (int m = 0; m < 4; m++)
-#pragma unroll
-                for (int nt = 0; nt < 3; nt++)
-#pragma unroll
-                    for (int c = 0; c < 4; c++) acc[m][nt][c] = 0.0f;
+            acc_zero(acc);
 #pragma unroll
             for (int s = 0; s < RING - 1; s++) {
                 if (s < KS && !(KO & KO_LOAD))
@@ -329,11 +334,7 @@ __global__ void __launch_bounds__(NTH, 1)
                 cp_wait<RING - 1>();
                 if (!(KO & KO_MMA))
 #pragma unroll
-                    for (int m = 0; m < 4; m++) {
-                        uint4 a = ring[((s % RING) * 4 + m) * 32 + lane];
-#pragma unroll
-                        for (int nt = 0; nt < 3; nt++) mma(acc[m][nt], a, wf[nt][s][0], wf[nt][s][1]);
-                    }
+                    for (int m = 0; m < 4; m++) mma3<KS>(acc[m], ring[((s % RING) * 4 + m) * 32 + lane], wf, s);
             }
 #pragma unroll
             for (int m = 0; m < 4; m++)
