@@ -62,7 +62,7 @@ static inline int32_t tok_pair_lookup(const tok *t, uint32_t left, uint32_t righ
     }
 }
 
-/* Hash of a byte string, shared by the bytes->id table and the encode cache. */
+/* Hash of a byte string (the bytes->id table). */
 uint64_t tok_hash_bytes(const uint8_t *s, size_t n);
 /* The id whose bytes are exactly s[0..n), or -1. */
 int32_t tok_lookup_bytes(const tok *t, const uint8_t *s, size_t n);
