@@ -508,3 +508,84 @@ TEST(tok_stream_reader) {
     fclose(f);
     CHECK(tok_stream_open(path, &s, err, sizeof err) == LAYA_ERR_FORMAT && strstr(err, "magic"));
 }
+
+/* ---- the CJK path (tok_encode_cjk) against the reference BPE ---- */
+
+#include "tok/tok_impl.h"
+
+static size_t put_cp(uint8_t *b, uint32_t cp) {
+    b[0] = (uint8_t)(0xE0 | cp >> 12);
+    b[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+    b[2] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 3;
+}
+
+/* Random chunks of 1..21 characters, half of them characters that are one
+ * token, half anywhere in U+3000..U+9FFF; both paths must give the same ids. */
+static void cjk_matches_ref(const tok *t, int cases) {
+    int32_t singles[8192], ns = 0, a[TOK_CHUNK_MAX + 4], b[TOK_CHUNK_MAX + 4];
+    for (uint32_t i = 0; i < TOK_CJK_CHARS; i++)
+        if (t->cjk_char[i] && ns < 8192) singles[ns++] = (int32_t)(TOK_CJK_FIRST + i);
+    int fast = 0;
+    for (int c = 0; c < cases; c++) {
+        uint8_t s[TOK_CHUNK_MAX];
+        size_t n = 0, chars = 1 + rnd() % 21;
+        for (size_t k = 0; k < chars; k++) {
+            uint32_t cp = ns && rnd() % 2 ? (uint32_t)singles[rnd() % (uint32_t)ns] : TOK_CJK_FIRST + rnd() % TOK_CJK_CHARS;
+            n += put_cp(s + n, cp);
+        }
+        size_t m = tok_encode_cjk(t, s, n, a), r = tok_encode_chunk_ref(t, s, n, b);
+        if (!m) continue;
+        fast++;
+        CHECKF(m == r && !memcmp(a, b, m * sizeof *a), "case %d: %zu ids from the CJK path, %zu from BPE", c, m, r);
+    }
+    printf("    %d of %d chunks through the CJK path (%d single-token characters)\n", fast, cases, (int)ns);
+    CHECK(!t->cjk_ok || fast == cases);
+}
+
+TEST(tok_cjk_path_matches_reference) {
+    char err[256];
+    tok *t = NULL;
+    CHECKF(tok_load_file("models/tokenizer.tok", &t, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECK(t->cjk_ok); /* the shipped merges allow it */
+    cjk_matches_ref(t, 20000);
+    /* Whole texts: tok_encode (which takes the path) against chunk-by-chunk BPE. */
+    size_t n;
+    uint8_t *s = read_all(test_fixture("tok/mixed.txt"), &n);
+    CHECK(s);
+    int32_t *ids = malloc(sizeof *ids * (n + 1)), *ref = malloc(sizeof *ref * (n + 1)), tmp[TOK_CHUNK_MAX];
+    size_t k = tok_encode(t, s, n, ids, n + 1), r = 0;
+    for (size_t a = 0; a < n;) {
+        size_t e = tok_chunk_end(s, n, a), m = tok_encode_chunk_ref(t, s + a, e - a, tmp);
+        memcpy(ref + r, tmp, m * sizeof *tmp);
+        r += m;
+        a = e;
+    }
+    CHECK(k == r && !memcmp(ids, ref, k * sizeof *ids));
+    free(s), free(ids), free(ref);
+    tok_free(t);
+    tok *tr = train_on("tok/mixed.txt", 1200);
+    CHECK(tr);
+    printf("    trained on mixed.txt: CJK path %s\n", tr->cjk_ok ? "allowed" : "refused");
+    cjk_matches_ref(tr, 5000);
+    tok_free(tr);
+}
+
+/* A merge across a character boundary ((0xAD, 0xE4): the end of 中 and the
+ * start of the next) must turn the path off: forced on, it would differ. */
+TEST(tok_cjk_path_refuses_unsafe_merges) {
+    const uint16_t merges[2][2] = {{0xAD, 0xE4}, {0xE4, 0xB8}};
+    char err[256];
+    tok *t = NULL;
+    CHECKF(tok_build(TOK_FIRST_MERGE + 2, merges, &t, err, sizeof err) == LAYA_OK, "%s", err);
+    const uint8_t s[] = {0xE4, 0xB8, 0xAD, 0xE4, 0xB8, 0xAD}; /* 中中 */
+    int32_t a[8], b[8];
+    CHECK(!t->cjk_ok);
+    CHECK(tok_encode_cjk(t, s, 6, a) == 0);
+    size_t r = tok_encode_chunk_ref(t, s, 6, b);
+    CHECK(tok_encode(t, s, 6, a, 8) == r && !memcmp(a, b, r * sizeof *a));
+    t->cjk_ok = 1; /* the check's reason: forced, the path gives other ids */
+    size_t m = tok_encode_cjk(t, s, 6, a);
+    CHECK(m != r || memcmp(a, b, r * sizeof *a));
+    tok_free(t);
+}

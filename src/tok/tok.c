@@ -17,7 +17,9 @@
  * among adjacent pairs until none applies (leftmost first on a tie), which
  * reproduces what the trainer did to the same chunk. A chunk that is itself
  * a token which encodes to itself (most frequent chunks: t->whole) takes one
- * hash lookup instead. There is no cache: a tok is read-only after load and
+ * hash lookup instead. A chunk of CJK characters goes character by
+ * character first (tok_encode_cjk, exact when the merges allow it, checked
+ * at load). There is no cache: a tok is read-only after load and
  * safe to share between threads, and a per-call cache measured slower (its
  * misses cost more than BPE on the ~20% of chunks that need it). */
 #include "tok/tok_impl.h"
@@ -85,10 +87,12 @@ void tok_free(tok *t) {
     free(t->sorted);
     free(t->whole);
     free(t->byte_pair);
+    free(t->cjk_char);
     free(t);
 }
 
 static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *out);
+static int cjk_merges_ok(const tok *t);
 
 static uint32_t pow2_at_least(uint32_t n) {
     uint32_t p = 16;
@@ -203,6 +207,17 @@ laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *er
         uint32_t len = t->off[id + 1] - t->off[id];
         t->whole[id] = len <= TOK_CHUNK_MAX && encode_chunk(t, t->pool + t->off[id], len, tmp) == 1;
     }
+    t->cjk_char = calloc(TOK_CJK_CHARS, sizeof *t->cjk_char);
+    if (!t->cjk_char) goto nomem;
+    for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
+        const uint8_t *b = t->pool + t->off[id];
+        if (t->off[id + 1] - t->off[id] != 3 || !t->whole[id] || b[0] < 0xE3 || b[0] > 0xE9 || (b[1] & 0xC0) != 0x80 ||
+            (b[2] & 0xC0) != 0x80)
+            continue;
+        uint32_t cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
+        t->cjk_char[cp - TOK_CJK_FIRST] = (uint16_t)id;
+    }
+    t->cjk_ok = cjk_merges_ok(t);
     *out = t;
     return LAYA_OK;
 nomem:
@@ -334,22 +349,13 @@ const uint8_t *tok_bytes(const tok *t, int32_t id, size_t *len) {
     return t->pool + t->off[id];
 }
 
-/* BPE on one chunk (n <= TOK_CHUNK_MAX): sym holds the current symbols and
- * rank[i] the id of merging sym[i], sym[i+1] (NO_MERGE when none). Each
- * step merges the lowest id, leftmost on a tie; only the two neighbouring
- * ranks change. The minimum is taken over rank << 6 | position, which is
- * branch-free and gives the leftmost of equal ranks. */
+/* BPE over m symbols: rank[i] is the id of merging sym[i], sym[i+1]
+ * (NO_MERGE when none). Each step merges the lowest id, leftmost on a tie;
+ * only the two neighbouring ranks change. The minimum is taken over
+ * rank << 6 | position, which is branch-free and gives the leftmost of
+ * equal ranks. Returns the new m. */
 enum { NO_MERGE = 0x1FFFF };
-static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
-    if (n == 1) { out[0] = s[0]; return 1; }
-    int32_t sym[TOK_CHUNK_MAX + 4];
-    uint32_t rank[TOK_CHUNK_MAX + 4];
-    size_t m = n;
-    for (size_t i = 0; i < m; i++) sym[i] = s[i];
-    for (size_t i = 0; i + 1 < m; i++) {
-        uint32_t id = t->byte_pair[s[i] << 8 | s[i + 1]];
-        rank[i] = id ? id : NO_MERGE;
-    }
+static size_t bpe_run(const tok *t, int32_t *sym, uint32_t *rank, size_t m) {
     while (m > 1) {
         uint32_t key = UINT32_MAX;
         for (size_t i = 0; i + 1 < m; i++) {
@@ -373,8 +379,102 @@ static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *ou
             rank[best - 1] = id < 0 ? NO_MERGE : (uint32_t)id;
         }
     }
+    return m;
+}
+
+/* BPE on one chunk (n <= TOK_CHUNK_MAX) from its bytes: the reference. */
+static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
+    if (n == 1) { out[0] = s[0]; return 1; }
+    int32_t sym[TOK_CHUNK_MAX + 4];
+    uint32_t rank[TOK_CHUNK_MAX + 4];
+    for (size_t i = 0; i < n; i++) sym[i] = s[i];
+    for (size_t i = 0; i + 1 < n; i++) {
+        uint32_t id = t->byte_pair[s[i] << 8 | s[i + 1]];
+        rank[i] = id ? id : NO_MERGE;
+    }
+    size_t m = bpe_run(t, sym, rank, n);
     memcpy(out, sym, sizeof *sym * m);
     return m;
+}
+
+size_t tok_encode_chunk_ref(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
+    return encode_chunk(t, s, n, out);
+}
+
+/* The CJK path. Why it gives the reference's ids: BPE applies merges in id
+ * order, and a merge only exists once both its halves do (lower ids). If no
+ * merge that can apply here joins part of a character across a character
+ * boundary (cjk_merges_ok), a character's bytes merge among themselves
+ * exactly as they would alone, and every merge between characters joins
+ * tokens made of whole characters, each formed (at its own, lower id)
+ * before that merge's turn. So: each character alone first (a table for
+ * the 1-token ones, 3-symbol BPE for the rest), then BPE over the tokens. */
+static size_t char3_bpe(const tok *t, const uint8_t *b, int32_t *out) {
+    uint32_t r01 = t->byte_pair[b[0] << 8 | b[1]], r12 = t->byte_pair[b[1] << 8 | b[2]];
+    if (!r01 && !r12) {
+        out[0] = b[0], out[1] = b[1], out[2] = b[2];
+        return 3;
+    }
+    int32_t l, r;
+    if (r01 && (!r12 || r01 <= r12)) l = (int32_t)r01, r = b[2];
+    else l = b[0], r = (int32_t)r12;
+    int32_t id = tok_pair_lookup(t, (uint32_t)l, (uint32_t)r);
+    if (id >= 0) {
+        out[0] = id;
+        return 1;
+    }
+    out[0] = l, out[1] = r;
+    return 2;
+}
+
+size_t tok_encode_cjk(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
+    if (!t->cjk_ok || n % 3 || n > TOK_CHUNK_MAX) return 0;
+    int32_t sym[TOK_CHUNK_MAX + 4];
+    uint32_t rank[TOK_CHUNK_MAX + 4];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        const uint8_t *b = s + i;
+        if (b[0] < 0xE3 || b[0] > 0xE9 || (b[1] & 0xC0) != 0x80 || (b[2] & 0xC0) != 0x80) return 0;
+        uint32_t cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
+        uint16_t id = t->cjk_char[cp - TOK_CJK_FIRST];
+        if (id) sym[m++] = id;
+        else m += char3_bpe(t, b, sym + m);
+    }
+    for (size_t i = 0; i + 1 < m; i++) {
+        int32_t id = tok_pair_lookup(t, (uint32_t)sym[i], (uint32_t)sym[i + 1]);
+        rank[i] = id < 0 ? NO_MERGE : (uint32_t)id;
+    }
+    m = bpe_run(t, sym, rank, m);
+    memcpy(out, sym, sizeof *sym * m);
+    return m;
+}
+
+/* 1 when every merge whose bytes can occur in text of 3-byte characters
+ * U+3000..U+9FFF (leads E3..E9, continuations 80..BF) either stays inside
+ * one character or joins two runs of whole characters. */
+static int cjk_merges_ok(const tok *t) {
+    for (int32_t id = TOK_FIRST_MERGE; id < t->V; id++) {
+        const uint16_t *mg = t->merge[id - TOK_FIRST_MERGE];
+        const uint8_t *b = t->pool + t->off[id];
+        uint32_t n = t->off[id + 1] - t->off[id], nl = t->off[mg[0] + 1] - t->off[mg[0]];
+        int relevant = 1, leads_inside = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            int lead = b[i] >= 0xE3 && b[i] <= 0xE9, cont = (b[i] & 0xC0) == 0x80;
+            if (!lead && !cont) relevant = 0;
+            if (lead && i > 0) leads_inside = 1;
+        }
+        if (!relevant) continue;
+        if (n <= 3 && !leads_inside) continue; /* inside one character */
+        /* Both halves whole characters: each starts with a lead and has a
+         * length that is a multiple of 3, leads every 3 bytes. */
+        int whole = nl % 3 == 0 && (n - nl) % 3 == 0;
+        for (uint32_t i = 0; i < n && whole; i++) {
+            int lead = b[i] >= 0xE3 && b[i] <= 0xE9;
+            if (lead != (i % 3 == 0)) whole = 0;
+        }
+        if (!whole) return 0;
+    }
+    return 1;
 }
 
 size_t tok_encode(const tok *t, const uint8_t *s, size_t n, int32_t *out, size_t cap) {
@@ -397,7 +497,8 @@ size_t tok_encode(const tok *t, const uint8_t *s, size_t n, int32_t *out, size_t
                 continue;
             }
         }
-        size_t m = encode_chunk(t, c, len, tmp);
+        size_t m = c[0] >= 0xE3 && c[0] <= 0xE9 ? tok_encode_cjk(t, c, len, tmp) : 0;
+        if (!m) m = encode_chunk(t, c, len, tmp);
         for (size_t i = 0; i < m; i++)
             if (k + i < cap) out[k + i] = tmp[i];
         k += m;

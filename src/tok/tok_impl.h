@@ -42,7 +42,25 @@ struct tok {
     /* (256, 256) merged id of two bytes, 0 when they do not merge: the first
      * BPE step of every chunk without hashing. */
     uint16_t *byte_pair;
+    /* The CJK path (tok.c, encode_cjk): 1 when no merge that can apply to
+     * text of 3-byte characters U+3000..U+9FFF joins part of a character
+     * to anything across a character boundary; then such a chunk can be
+     * encoded character by character, then BPE over the characters'
+     * tokens, with the same result. cjk_char (TOK_CJK_CHARS) is the id of
+     * each character that is one whole token (0 when not). */
+    int cjk_ok;
+    uint16_t *cjk_char;
 };
+
+enum { TOK_CJK_FIRST = 0x3000, TOK_CJK_CHARS = 0xA000 - 0x3000 };
+
+/* The reference BPE of one chunk (n <= TOK_CHUNK_MAX bytes): ids to out,
+ * returns their count. */
+size_t tok_encode_chunk_ref(const tok *t, const uint8_t *s, size_t n, int32_t *out);
+/* The CJK path for a chunk of 3-byte characters U+3000..U+9FFF: the same
+ * ids as tok_encode_chunk_ref, or 0 when the chunk is not such (or the
+ * tokenizer's merges do not allow the path: cjk_ok = 0). */
+size_t tok_encode_cjk(const tok *t, const uint8_t *s, size_t n, int32_t *out);
 
 /* Builds a tokenizer from its merges (ids TOK_FIRST_MERGE.. in order),
  * validating them as hostile input. merge (M, 2) is copied. */
