@@ -161,8 +161,9 @@ TEST(cuda_gru_matches_cpu) {
     cuda_ctx_free(&c);
 }
 
-/* The persistent recurrences (cuda_rec.cu): bf16 products, so the bf16
- * gemm tolerance; every H they cover but 576, batches of one and several
+/* The persistent recurrences (cuda_rec.cu): bf16 products, so a bf16
+ * tolerance (2e-2; the worst error measured on the H200 is 1.05e-2, dW at
+ * H=768, inputs and order fixed); every H they cover but 576, batches of one and several
  * batch blocks, with and without h0, a T of 1; then a batch they do not
  * cover (falls back to cuBLAS) and an H they refuse. */
 TEST(cuda_gru_persistent_matches_cpu) {
@@ -176,11 +177,11 @@ TEST(cuda_gru_persistent_matches_cpu) {
         int B = cases[i][0], T = cases[i][1], H = cases[i][2];
         CHECKF(cuda_ctx_set_persist(&c, B, H, err, sizeof err) == LAYA_OK, "%s", err);
         CHECK(cuda_rec_applies(&c, B, H));
-        gru_case(&c, B, T, H, cases[i][3], 3e-2, &s);
+        gru_case(&c, B, T, H, cases[i][3], 2e-2, &s);
     }
     CHECKF(cuda_ctx_set_persist(&c, 128, 192, err, sizeof err) == LAYA_OK, "%s", err);
     CHECK(!cuda_rec_applies(&c, 96, 192));
-    gru_case(&c, 96, 3, 192, 1, 3e-2, &s);
+    gru_case(&c, 96, 3, 192, 1, 2e-2, &s);
     CHECK(cuda_ctx_set_persist(&c, 64, 100, err, sizeof err) == LAYA_ERR_UNSUPPORTED);
     printf("    refused: %s\n", err);
     CHECK(!c.persist);
