@@ -22,19 +22,23 @@
  *   computes all 24 units' partial over a twelfth of K; warp kw then owns
  *   tile (m = kw/3, units kw%3) for the gate gradients.
  * - between steps the blocks of one batch block (the H/PU blocks that share
- *   its rows) meet at a counter in global memory (release: a fence and an
- *   atomic add; acquire: a load.acquire spin), nothing else waits.
+ *   its rows) meet at a counter in global memory (release: a gpu-scope
+ *   release reduction after the block barrier; acquire: a load.acquire
+ *   spin), nothing else waits. Only the exchanged state is written before
+ *   the release; the f32 outputs are stored after it.
  *
  * The exchanged state (h forward, dgh backward) is stored in mma fragment
  * order: a 16x16 bf16 tile is 32 lanes x 16 bytes, so a warp reads an A
- * fragment with one coalesced 16-byte load per lane. Double-buffered: step
- * t reads buffer t&1's predecessor and writes the other; a block can only
+ * fragment with one coalesced 16-byte load per lane. Double-buffered: a
+ * step reads the buffer the previous step wrote and writes the other; a block can only
  * overwrite a buffer after every block of its batch block has signalled the
  * step that read it.
  *
  * Numerics: the recurrent products take bf16 operands (W_hh and the state
  * rounded to nearest even) with f32 accumulation, as CUDA_MATH_BF16's
- * cuBLAS products do; gates, h, dgh and the carried gradient stay f32.
+ * cuBLAS products do; gates, h and the carried gradient stay f32, and the
+ * backward writes dgi/dgh in bf16 (the operands of the weight-gradient
+ * products after it, rounded as cuBLAS would round them).
  * The sums over K quarters/twelfths are in a fixed order, so runs are
  * bit-reproducible. Shapes: H a multiple of 192 up to 768, B a multiple of
  * 64, (H/24)*(B/64) blocks co-resident (128 at H=768, B=256 on an H200). */
