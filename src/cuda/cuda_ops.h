@@ -141,8 +141,9 @@ void cuda_gru_bwd(cuda_ctx *c, const cuda_gru_w *w, cuda_gru_g *g, int B, int T,
  * cuda_ctx_set_persist makes cuda_gru_fwd / cuda_gru_bwd run each layer's T
  * recurrent steps in one cooperative kernel with W_hh held in registers as
  * bf16 (products with bf16 operands and f32 accumulation, whatever the
- * context's math mode) for H = rec_H and batches of up to B rows that are
- * multiples of 64. Fails with LAYA_ERR_UNSUPPORTED (and leaves the cuBLAS
+ * context's math mode; cuda_gru_bwd's weight-gradient and dx products then
+ * take bf16 operands too) for H = rec_H and batches of up to B rows that
+ * are multiples of 64. Fails with LAYA_ERR_UNSUPPORTED (and leaves the cuBLAS
  * recurrences in place) for other H, for B not a multiple of 64, or when
  * the (H/24)*(B/64) blocks cannot all be resident on the GPU at once. */
 laya_status cuda_ctx_set_persist(cuda_ctx *c, int B, int H, char *err, size_t errlen);
