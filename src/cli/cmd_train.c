@@ -28,6 +28,7 @@ static const char USAGE[] =
     "  --threads N --seed S --f16 --no-carry\n"
     "  --device cpu|cuda --cuda-math bf16|tf32|f32   the GPU trainer (a `make cuda` build); bf16\n"
     "                                 (default) runs the GRU recurrences as persistent kernels\n"
+    "                                 when H is 192, 384, 576 or 768 and --batch a multiple of 64\n"
     "Writes OUTDIR/log.csv, OUTDIR/best.safetensors (best validation loss), OUTDIR/last.ckpt,\n"
     "OUTDIR/loss.png. Ctrl-C stops cleanly after the current step (checkpoint written).\n";
 
