@@ -94,6 +94,17 @@ void tok_free(tok *t) {
 static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *out);
 static int cjk_merges_ok(const tok *t);
 
+/* The CJK path's characters: 3-byte UTF-8 with a lead byte E3..E9, i.e.
+ * U+3000..U+9FFF. cjk_lead tells a byte that starts one; cjk_char_at the
+ * index of the character at b into cjk_char, or -1 when b does not hold a
+ * whole such character. */
+static int cjk_lead(uint8_t b) { return b >= 0xE3 && b <= 0xE9; }
+static int32_t cjk_char_at(const uint8_t *b) {
+    if (!cjk_lead(b[0]) || (b[1] & 0xC0) != 0x80 || (b[2] & 0xC0) != 0x80) return -1;
+    uint32_t cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
+    return (int32_t)(cp - TOK_CJK_FIRST);
+}
+
 static uint32_t pow2_at_least(uint32_t n) {
     uint32_t p = 16;
     while (p < n) p <<= 1;
@@ -210,12 +221,8 @@ laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *er
     t->cjk_char = calloc(TOK_CJK_CHARS, sizeof *t->cjk_char);
     if (!t->cjk_char) goto nomem;
     for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
-        const uint8_t *b = t->pool + t->off[id];
-        if (t->off[id + 1] - t->off[id] != 3 || !t->whole[id] || b[0] < 0xE3 || b[0] > 0xE9 || (b[1] & 0xC0) != 0x80 ||
-            (b[2] & 0xC0) != 0x80)
-            continue;
-        uint32_t cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
-        t->cjk_char[cp - TOK_CJK_FIRST] = (uint16_t)id;
+        int32_t ci = t->off[id + 1] - t->off[id] == 3 && t->whole[id] ? cjk_char_at(t->pool + t->off[id]) : -1;
+        if (ci >= 0) t->cjk_char[ci] = (uint16_t)id;
     }
     t->cjk_ok = cjk_merges_ok(t);
     *out = t;
@@ -433,12 +440,10 @@ size_t tok_encode_cjk(const tok *t, const uint8_t *s, size_t n, int32_t *out) {
     uint32_t rank[TOK_CHUNK_MAX + 4];
     size_t m = 0;
     for (size_t i = 0; i < n; i += 3) {
-        const uint8_t *b = s + i;
-        if (b[0] < 0xE3 || b[0] > 0xE9 || (b[1] & 0xC0) != 0x80 || (b[2] & 0xC0) != 0x80) return 0;
-        uint32_t cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
-        uint16_t id = t->cjk_char[cp - TOK_CJK_FIRST];
-        if (id) sym[m++] = id;
-        else m += char3_bpe(t, b, sym + m);
+        int32_t ci = cjk_char_at(s + i);
+        if (ci < 0) return 0;
+        if (t->cjk_char[ci]) sym[m++] = t->cjk_char[ci];
+        else m += char3_bpe(t, s + i, sym + m);
     }
     for (size_t i = 0; i + 1 < m; i++) {
         int32_t id = tok_pair_lookup(t, (uint32_t)sym[i], (uint32_t)sym[i + 1]);
@@ -459,7 +464,7 @@ static int cjk_merges_ok(const tok *t) {
         uint32_t n = t->off[id + 1] - t->off[id], nl = t->off[mg[0] + 1] - t->off[mg[0]];
         int relevant = 1, leads_inside = 0;
         for (uint32_t i = 0; i < n; i++) {
-            int lead = b[i] >= 0xE3 && b[i] <= 0xE9, cont = (b[i] & 0xC0) == 0x80;
+            int lead = cjk_lead(b[i]), cont = (b[i] & 0xC0) == 0x80;
             if (!lead && !cont) relevant = 0;
             if (lead && i > 0) leads_inside = 1;
         }
@@ -469,8 +474,7 @@ static int cjk_merges_ok(const tok *t) {
          * length that is a multiple of 3, leads every 3 bytes. */
         int whole = nl % 3 == 0 && (n - nl) % 3 == 0;
         for (uint32_t i = 0; i < n && whole; i++) {
-            int lead = b[i] >= 0xE3 && b[i] <= 0xE9;
-            if (lead != (i % 3 == 0)) whole = 0;
+            if (cjk_lead(b[i]) != (i % 3 == 0)) whole = 0;
         }
         if (!whole) return 0;
     }
@@ -497,7 +501,7 @@ size_t tok_encode(const tok *t, const uint8_t *s, size_t n, int32_t *out, size_t
                 continue;
             }
         }
-        size_t m = c[0] >= 0xE3 && c[0] <= 0xE9 ? tok_encode_cjk(t, c, len, tmp) : 0;
+        size_t m = cjk_lead(c[0]) ? tok_encode_cjk(t, c, len, tmp) : 0;
         if (!m) m = encode_chunk(t, c, len, tmp);
         for (size_t i = 0; i < m; i++)
             if (k + i < cap) out[k + i] = tmp[i];
