@@ -49,16 +49,22 @@ check "engine-reported latency" "$T/o1.json" "j[\"latency\"][\"engine_us\"][\"p5
 check "round trip and cold start measured" "$T/o1.json" "j[\"latency\"][\"rtt_us\"][\"n\"] == 5 + 8 and j[\"latency\"][\"rtt_us\"][\"p50\"] > 0 and j[\"latency\"][\"cold_start_ms\"][\"n\"] == 2"
 check "metric is KSR for English" "$T/o1.json" "j[\"metric\"] == \"KSR\""
 
-# The log: a session per text, reset between texts, lines committed.
+# Without --learn nothing is committed; with it, a session per text, reset
+# between texts, lines committed, in a run of its own after the others.
+grep -q '^commit' "$T/log" && bad "no commits without --learn" || ok "no commits without --learn"
+rm -f "$T/log"
+"$LAYA" eval "$T/a.txt" "$T/b.txt" --json --learn --engine "$FAKE $T/a.txt $T/b.txt --log $T/log" \
+    >"$T/o1l.json" 2>"$T/e1l" || { bad "eval --learn runs against the oracle"; cat "$T/e1l"; }
+check "--learn: one more run at k, learning on" "$T/o1l.json" "[(r[\"k\"], r[\"learn\"]) for r in $A[\"runs\"]] == [(3, False), (1, False), (3, True)]"
 if grep -q '^reset eval-0 ' "$T/log" && grep -q '^suggest eval-1 ' "$T/log" &&
-   grep -q '^commit eval-1 .* "caf\\u00e9 au lait\\n\\u6771\\u4eac "' "$T/log" &&
-   grep -q '^commit eval-1 2 "ok"' "$T/log" && grep -q '^commit eval-0 11 "the cat sat"' "$T/log"; then
+   grep -q '^commit eval-1 13 "caf\\u00e9 au lait\\n"$' "$T/log" &&
+   grep -q '^commit eval-1 5 "\\u6771\\u4eac ok"$' "$T/log" && grep -q '^commit eval-0 11 "the cat sat"' "$T/log"; then
     ok "sessions, resets and commits"
 else
     bad "sessions, resets and commits"; cat "$T/log"
 fi
 
-"$LAYA" eval "$T/a.txt" --json --no-commit --engine "$FAKE $T/a.txt --wrong-at-start --no-score" \
+"$LAYA" eval "$T/a.txt" --json --engine "$FAKE $T/a.txt --wrong-at-start --no-score" \
     >"$T/o2.json" 2>"$T/e2" || { bad "eval runs (wrong at start)"; cat "$T/e2"; }
 check "KSR with wrong word-start guesses" "$T/o2.json" "$(near "$A[\"passes\"][0][\"ksr\"]" 7/11) and $(near "$A[\"passes\"][1][\"ksr\"]" 5/11)"
 check "precision counts shown but ignored suggestions" "$T/o2.json" "$A[\"passes\"][0][\"shown\"] == 4 and $A[\"passes\"][0][\"accepted\"] == 2 and $(near "$A[\"passes\"][0][\"precision\"]" 0.5)"
@@ -73,7 +79,7 @@ check "Chinese: CSR, one pass at k=1, no next-word" "$T/o3.json" "j[\"metric\"] 
 "$LAYA" eval "$T/a.txt" --max-chars 7 --engine "$FAKE $T/a.txt" >"$T/o4.txt" 2>"$T/e4" ||
     { bad "eval runs (table)"; cat "$T/e4"; }
 # "the cat" (7 chars): "the cat " is not a prefix of it, "the " is; then c, a, t: 4 keystrokes
-grep -Eq '^.*a\.txt +7 +0\.4286 +0\.4286 ' "$T/o4.txt" && ok "--max-chars and the table" ||
+grep -Eq '^.*a\.txt +7 +3 +off +1 +0\.4286 ' "$T/o4.txt" && grep -Eq '^.*a\.txt +7 +1 +off +1 +0\.4286 ' "$T/o4.txt" && ok "--max-chars and the table" ||
     { bad "--max-chars and the table"; cat "$T/o4.txt"; }
 
 # Hostile engines: a clear message naming what was sent last, never a hang.
@@ -110,14 +116,16 @@ fi
 # seed fixes everything.
 "$LAYA" eval "$T/a.txt" "$T/b.txt" --sim --seed 3 --json --engine "$FAKE $T/a.txt $T/b.txt" \
     >"$T/s1.json" 2>"$T/se1" || { bad "eval --sim runs"; cat "$T/se1"; }
+# every (text, run) pair, each run's figures carrying its text's name and length
+R='[dict(r, text=t["text"], chars=t["chars"]) for t in j["texts"] for r in t["runs"]]'
 check "--sim: k 3 and 1, decide off and on, per text and all" "$T/s1.json" \
-    "j[\"mode\"] == \"sim\" and j[\"seed\"] == 3 and len(j[\"runs\"]) == 12 and [(r[\"k\"], r[\"decide\"]) for r in j[\"runs\"]][::3] == [(3, False), (3, True), (1, False), (1, True)]"
+    "j[\"typist\"] == \"sim\" and j[\"seed\"] == 3 and len($R) == 12 and [(r[\"k\"], r[\"decide\"]) for r in $R][:4] == [(3, False), (3, True), (1, False), (1, True)]"
 check "--sim: baseline is the typist's own keystrokes, KSR against it" "$T/s1.json" \
-    "all(r[\"base_keystrokes\"] >= r[\"chars\"] and 0 < r[\"keystrokes\"] < r[\"base_keystrokes\"] and abs(r[\"ksr\"] - (1 - r[\"keystrokes\"] / r[\"base_keystrokes\"])) < 1e-6 for r in j[\"runs\"])"
+    "all(r[\"base_keystrokes\"] >= r[\"chars\"] and 0 < r[\"keystrokes\"] < r[\"base_keystrokes\"] and abs(r[\"ksr\"] - (1 - r[\"keystrokes\"] / r[\"base_keystrokes\"])) < 1e-6 for r in $R)"
 check "--sim: an engine without a decision gives the same figures on and off" "$T/s1.json" \
-    "all(j[\"runs\"][i][\"keystrokes\"] == j[\"runs\"][i + 3][\"keystrokes\"] and j[\"runs\"][i][\"shown\"] == j[\"runs\"][i + 3][\"shown\"] for i in (0, 1, 2, 6, 7, 8))"
+    "all($R[i][\"keystrokes\"] == $R[i + 1][\"keystrokes\"] and $R[i][\"shown\"] == $R[i + 1][\"shown\"] for i in range(0, 12, 2))"
 check "--sim: precision is accepted / shown" "$T/s1.json" \
-    "all(r[\"accepted\"] <= r[\"shown\"] <= r[\"keystrokes\"] and abs(r[\"precision\"] - r[\"accepted\"] / r[\"shown\"]) < 1e-6 for r in j[\"runs\"])"
+    "all(r[\"accepted\"] <= r[\"shown\"] <= r[\"keystrokes\"] and abs(r[\"precision\"] - r[\"accepted\"] / r[\"shown\"]) < 1e-6 for r in $R)"
 grep -q 'error to feedback' "$T/se1" && ok "--sim: an engine refusing feedback is reported" ||
     { bad "--sim: an engine refusing feedback is reported"; cat "$T/se1"; }
 "$LAYA" eval "$T/a.txt" "$T/b.txt" --sim --seed 3 --json --engine "$FAKE $T/a.txt $T/b.txt" \
@@ -127,10 +135,11 @@ grep -q 'error to feedback' "$T/se1" && ok "--sim: an engine refusing feedback i
 python3 - "$T/s1.json" "$T/s2.json" "$T/s3.json" <<'PY' && ok "--sim: same seed same run; another seed another typist" || bad "--sim: seeds"
 import json, sys
 a, b, c = (json.load(open(f)) for f in sys.argv[1:])
-strip = lambda j: [(r["text"], r["k"], r["decide"], r["base_keystrokes"], r["keystrokes"]) for r in j["runs"]]
+runs = lambda j: [dict(r, text=t["text"]) for t in j["texts"] for r in t["runs"]]
+strip = lambda j: [(r["text"], r["k"], r["decide"], r["base_keystrokes"], r["keystrokes"]) for r in runs(j)]
 assert strip(a) == strip(b)
-assert len(c["runs"]) == 6 and not any(r["decide"] for r in c["runs"])
-assert [r["base_keystrokes"] for r in a["runs"] if not r["decide"]] != [r["base_keystrokes"] for r in c["runs"]]
+assert len(runs(c)) == 6 and not any(r["decide"] for r in runs(c))
+assert [r["base_keystrokes"] for r in runs(a) if not r["decide"]] != [r["base_keystrokes"] for r in runs(c)]
 PY
 if "$LAYA" eval "$T/a.txt" --decide on --engine "$FAKE $T/a.txt" 2>"$T/err"; then bad "--decide needs --sim"; else
     grep -q -- "--decide needs --sim" "$T/err" && ok "--decide needs --sim" || { bad "--decide needs --sim"; cat "$T/err"; }
