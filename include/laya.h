@@ -37,6 +37,21 @@ typedef enum {
 /* A static English sentence describing s. Never NULL. */
 const char *laya_status_str(laya_status s);
 
+/* The library's version, "MAJOR.MINOR.PATCH". Never NULL. */
+#define LAYA_VERSION "0.5.0"
+const char *laya_version(void);
+
+/* Limits every caller may rely on. */
+enum {
+    LAYA_MAX_K = 16,                      /* suggestions per laya_suggest */
+    LAYA_MAX_SUGGESTION = 96,             /* bytes one suggestion may add */
+    LAYA_MAX_CONTEXT = 16 * 1024 * 1024,  /* bytes of context a session accepts */
+    LAYA_MAX_BEAM = 8,                    /* laya_search_opts.beam */
+    LAYA_MAX_TOKENS = 64,                 /* laya_search_opts.max_tokens */
+    LAYA_MAX_WORDS = 64,                  /* laya_search_opts.max_words */
+    LAYA_MAX_STEPS = 256                  /* laya_search_opts.max_steps */
+};
+
 typedef struct laya_model laya_model;
 typedef struct laya_session laya_session;
 
@@ -70,8 +85,48 @@ typedef struct {
     float prob;   /* model probability of this continuation, 0..1 */
 } laya_suggestion;
 
-/* Fills out[0..*n_out) with up to k suggestions, best first (k <= 16). */
+/* Fills out[0..*n_out) with up to k suggestions, best first (k <= LAYA_MAX_K). */
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+
+/* How the suggestion search works for a session: its breadth and how far a
+ * suggestion may reach, and its latency budget. laya_search_defaults() is
+ * what a new session uses. */
+typedef struct {
+    int beam;         /* hypotheses kept per step, 1..LAYA_MAX_BEAM */
+    int max_tokens;   /* tokens generated after the typed tail, 1..LAYA_MAX_TOKENS */
+    int max_words;    /* words one suggestion may span (the finished word counts), 1..LAYA_MAX_WORDS */
+    int max_bytes;    /* bytes one suggestion may add, 1..LAYA_MAX_SUGGESTION */
+    float len_exp;    /* rank by prob * chars^len_exp, 0..4 (1: expected keystrokes saved) */
+    int max_steps;    /* model steps per keystroke, 1..LAYA_MAX_STEPS: the latency budget */
+    int prune;        /* 1: skip work that cannot change the result (exact); 0: the reference */
+} laya_search_opts;
+
+laya_search_opts laya_search_defaults(void);
+/* Applies o to s from the next laya_suggest on. LAYA_ERR_ARG (and s
+ * unchanged) when a field is out of its range. */
+laya_status laya_session_set_search(laya_session *s, const laya_search_opts *o);
+
+/* The model's cost of a whole text read as a fresh document: *bits is the
+ * sum over its tokens of -log2 p(token | everything before); divide by len
+ * for bits per byte. Work is linear in len; it allocates its own scratch
+ * and may run beside sessions on other threads. */
+laya_status laya_score(const laya_model *m, const char *text, size_t len, double *bits);
+
+/* What a loaded model is (for reports). kernels is a static name. */
+typedef struct {
+    int vocab, hidden, embed, layers, window;
+    const char *kernels;   /* the kernel table in use: "avx512", "avx2" or "ref" */
+} laya_model_info;
+
+laya_status laya_model_describe(const laya_model *m, laya_model_info *out);
+
+/* Work a session has done so far (benchmarks): model steps to read the
+ * context, steps and full vocabulary products of its searches. */
+typedef struct {
+    uint64_t steps, search_steps, search_logits;
+} laya_session_stats;
+
+laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *out);
 
 /* The decision (C7): whether to show suggestions now, and how much of each.
  * A decider belongs to one session's typist and is used by one thread at a

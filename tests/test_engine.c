@@ -299,3 +299,41 @@ TEST(engine_hostile_arguments) {
     laya_model_free(lm);
     free(params);
 }
+
+/* The public API beside the session calls: search options with their
+ * ranges, scoring and the model description agree with the internals. */
+TEST(engine_public_search_opts_score_and_describe) {
+    float *params = NULL;
+    laya_model *m = te_model(300, 16, 8, 2, 5, 0.3f, 11, &params);
+    CHECK(m);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK);
+    laya_search_opts o = laya_search_defaults();
+    CHECK(o.beam >= 1 && o.beam <= LAYA_MAX_BEAM && o.max_steps <= LAYA_MAX_STEPS);
+    CHECK(laya_session_set_search(s, &o) == LAYA_OK);
+    laya_search_opts bad = o;
+    bad.beam = LAYA_MAX_BEAM + 1;
+    CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
+    bad = o, bad.max_words = LAYA_MAX_WORDS + 1;
+    CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
+    bad = o, bad.max_bytes = LAYA_MAX_SUGGESTION + 1;
+    CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
+    double b1 = -1, b2 = -2;
+    CHECK(laya_score(m, "the cat", 7, &b1) == LAYA_OK && engine_score(m, "the cat", 7, &b2) == LAYA_OK);
+    CHECK(b1 > 0 && b1 == b2);
+    laya_model_info info;
+    CHECK(laya_model_describe(m, &info) == LAYA_OK);
+    CHECK(info.vocab == 300 && info.hidden == 16 && info.embed == 8 && info.layers == 2 && info.window == 5);
+    CHECK(info.kernels && *info.kernels);
+    laya_session_stats st0, st1;
+    CHECK(laya_session_get_stats(s, &st0) == LAYA_OK);
+    laya_suggestion out[3];
+    int n;
+    CHECK(laya_session_set_context(s, "the ca", 6) == LAYA_OK && laya_suggest(s, 3, out, &n) == LAYA_OK);
+    CHECK(laya_session_get_stats(s, &st1) == LAYA_OK && st1.steps > st0.steps);
+    CHECK(st1.steps == engine_steps(s) && st1.search_steps == engine_search_steps(s));
+    CHECK(!strcmp(laya_version(), LAYA_VERSION));
+    laya_session_free(s);
+    laya_model_free(m);
+    free(params);
+}

@@ -25,13 +25,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "engine/engine.h"
 #include "engine/utf8.h"
-#include "kern/kern.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya bench [--model PATH] [--kb N] [--beam N] [--max-tokens N] [--max-steps N]\n"
+            "usage: laya bench [--model PATH] [--kb N] " CLI_SEARCH_USAGE "\n"
             "                  [TEXT...]\n"
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
             "model steps and full logits vectors per keystroke, cold start, peak memory; one\n"
@@ -50,7 +48,7 @@ static char *read_text(const char *path, size_t max_bytes, size_t *len) {
     for (;;) {
         if (n == cap) {
             if (max_bytes) break;
-            if (cap >= ENGINE_MAX_CONTEXT) cli_die("%s: longer than %d bytes", path, ENGINE_MAX_CONTEXT);
+            if (cap >= LAYA_MAX_CONTEXT) cli_die("%s: longer than %d bytes", path, LAYA_MAX_CONTEXT);
             cap *= 2;
             b = realloc(b, cap);
             if (!b) cli_die("out of memory");
@@ -71,36 +69,41 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void run_text(laya_model *m, const engine_cfg *cfg, const char *name, const char *text, size_t len,
+static void run_text(laya_model *m, const laya_search_opts *cfg, const char *name, const char *text, size_t len,
                      const char *src) {
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
-    if (st == LAYA_OK) st = engine_set_cfg(s, cfg);
+    if (st == LAYA_OK) st = laya_session_set_search(s, cfg);
     if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
     size_t nk = utf8_count((const uint8_t *)text, len);
     double *ms = malloc((nk + 1) * sizeof *ms);
     if (!ms) cli_die("out of memory");
-    uint64_t steps0 = engine_steps(s) + engine_search_steps(s), worst_steps = 0;
-    uint64_t logits0 = engine_search_logits(s);
+    laya_session_stats ss;
+    laya_session_get_stats(s, &ss);
+    uint64_t steps0 = ss.steps + ss.search_steps, worst_steps = 0;
+    uint64_t logits0 = ss.search_logits;
     size_t k = 0, shown = 0;
     for (size_t i = 0; i < len;) {
         i = utf8_next((const uint8_t *)text, len, i);
         laya_suggestion out[3];
         int n = 0;
-        uint64_t before = engine_steps(s) + engine_search_steps(s);
+        laya_session_get_stats(s, &ss);
+        uint64_t before = ss.steps + ss.search_steps;
         double t0 = cli_now_s();
         st = laya_session_set_context(s, text, i);
         if (st == LAYA_OK) st = laya_suggest(s, 3, out, &n);
         ms[k++] = 1e3 * (cli_now_s() - t0);
         if (st != LAYA_OK) cli_die("%s: keystroke %zu: %s", name, k, laya_status_str(st));
-        uint64_t used = engine_steps(s) + engine_search_steps(s) - before;
+        laya_session_get_stats(s, &ss);
+        uint64_t used = ss.steps + ss.search_steps - before;
         if (used > worst_steps) worst_steps = used;
         shown += n > 0;
     }
     double sum = 0;
     for (size_t i = 0; i < k; i++) sum += ms[i];
-    uint64_t steps = engine_steps(s) + engine_search_steps(s) - steps0;
-    double logits = (double)(engine_search_logits(s) - logits0) / (double)k;
+    laya_session_get_stats(s, &ss);
+    uint64_t steps = ss.steps + ss.search_steps - steps0;
+    double logits = (double)(ss.search_logits - logits0) / (double)k;
     qsort(ms, k, sizeof *ms, cmp_double);
     printf("%-10.10s %7zu %8.3f %8.3f %8.3f %8.3f %7.2f %5llu %7.2f %6.0f%%  %s (%zu bytes)\n", name, k,
            ms[k / 2], ms[(size_t)(0.99 * (double)(k - 1))], ms[k - 1], sum / (double)k,
@@ -146,10 +149,13 @@ int cmd_bench(int argc, char **argv) {
     const char *model_arg = NULL;
     const char *texts[16];
     int nt = 0, kb = 8;
-    engine_cfg cfg = engine_cfg_default();
+    laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        int used = cli_search_opt(argc, argv, i, &cfg);
+        if (used) {
+            i += used - 1;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--model")) {
@@ -158,15 +164,6 @@ int cmd_bench(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--kb")) {
             kb = (int)cli_int(a, v, 0, 1 << 20);
-            i++;
-        } else if (!strcmp(a, "--beam")) {
-            cfg.beam = (int)cli_int(a, v, 1, ENGINE_MAX_BEAM);
-            i++;
-        } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = (int)cli_int(a, v, 1, 64);
-            i++;
-        } else if (!strcmp(a, "--max-steps")) {
-            cfg.max_steps = (int)cli_int(a, v, 1, ENGINE_MAX_STEPS);
             i++;
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
@@ -190,9 +187,10 @@ int cmd_bench(int argc, char **argv) {
     double t_first = cli_now_s() - t0, t_proc = cli_now_s() - t_start;
     laya_session_free(s);
 
-    const model_cfg *c = &engine_model(m)->cfg;
+    laya_model_info c;
+    laya_model_describe(m, &c);
     printf("model: %s (V=%d H=%d D=%d L=%d W=%d); kernels: %s; search: beam %d, max %d tokens, %d steps; k=3, one thread\n",
-           model_path, c->V, c->H, c->D, c->L, c->W, kern_get()->name, cfg.beam, cfg.max_tokens, cfg.max_steps);
+           model_path, c.vocab, c.hidden, c.embed, c.layers, c.window, c.kernels, cfg.beam, cfg.max_tokens, cfg.max_steps);
     printf("%-10s %7s %8s %8s %8s %8s %7s %5s %7s %7s  %s\n", "text", "keys", "p50 ms", "p99 ms", "max ms",
            "mean ms", "steps", "max", "logits", "shown", "source");
     static const char *const defaults[][2] = {{"data/corpus/en/valid.txt", "bench/texts/en.txt"},

@@ -10,13 +10,12 @@
 #include <time.h>
 
 #include "cli.h"
-#include "engine/engine.h"
 #include "engine/utf8.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya complete [--model PATH] [-k 3] [--json] [--beam N] [--max-tokens N]\n"
-            "                     [--max-words N] TEXT\n"
+            "usage: laya complete [--model PATH] [-k 3] [--json] " CLI_SEARCH_USAGE "\n"
+            "                     TEXT\n"
             "Prints up to k suggestions for TEXT (what comes before the cursor), best first:\n"
             "the probability, then the exact text to insert, quoted. TEXT - reads stdin.\n");
 }
@@ -40,7 +39,7 @@ static char *read_stdin(size_t *len) {
     if (!b) cli_die("out of memory");
     for (;;) {
         if (n == cap) {
-            if (cap >= ENGINE_MAX_CONTEXT) cli_die("stdin holds more than %d bytes", ENGINE_MAX_CONTEXT);
+            if (cap >= LAYA_MAX_CONTEXT) cli_die("stdin holds more than %d bytes", LAYA_MAX_CONTEXT);
             cap *= 2;
             b = realloc(b, cap);
             if (!b) cli_die("out of memory");
@@ -57,10 +56,13 @@ static char *read_stdin(size_t *len) {
 int cmd_complete(int argc, char **argv) {
     const char *model_path = NULL, *text = NULL;
     int k = 3, json = 0;
-    engine_cfg cfg = engine_cfg_default();
+    laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        int used = cli_search_opt(argc, argv, i, &cfg);
+        if (used) {
+            i += used - 1;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--model")) {
@@ -68,19 +70,10 @@ int cmd_complete(int argc, char **argv) {
             model_path = v;
             i++;
         } else if (!strcmp(a, "-k")) {
-            k = (int)cli_int(a, v, 1, ENGINE_MAX_K);
+            k = (int)cli_int(a, v, 1, LAYA_MAX_K);
             i++;
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--beam")) {
-            cfg.beam = (int)cli_int(a, v, 1, ENGINE_MAX_BEAM);
-            i++;
-        } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = (int)cli_int(a, v, 1, 64);
-            i++;
-        } else if (!strcmp(a, "--max-words")) {
-            cfg.max_words = (int)cli_int(a, v, 1, 64);
-            i++;
         } else if (!strcmp(a, "--")) {
             if (i + 1 < argc) text = argv[++i];
             if (i + 1 < argc) cli_die("complete: expected one TEXT argument (quote it)");
@@ -106,9 +99,9 @@ int cmd_complete(int argc, char **argv) {
     laya_model *m = cli_load_model(model_path);
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
-    if (st == LAYA_OK) st = engine_set_cfg(s, &cfg);
+    if (st == LAYA_OK) st = laya_session_set_search(s, &cfg);
     if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
-    laya_suggestion out[ENGINE_MAX_K];
+    laya_suggestion out[LAYA_MAX_K];
     int n = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "engine/engine.h"
 #include "server/proto.h"
 #include "server/srv.h"
 
@@ -33,7 +32,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
             "                  [--max-line BYTES] [--max-clients N]\n"
-            "                  [--beam N] [--max-tokens N] [--max-words N] [--max-steps N]\n"
+            "                  " CLI_SEARCH_USAGE "\n"
             "Answers JSON lines with JSON lines (shared/EVAL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
             "  {\"op\":\"commit\",\"session\":\"s1\",\"text\":\"...\"}   {\"op\":\"reset\",\"session\":\"s1\"}\n"
@@ -75,11 +74,14 @@ static int serve_stdio(proto *p) {
 int cmd_serve(int argc, char **argv) {
     const char *model_path = NULL, *sock_path = NULL;
     int stdio = 0, sock = 0, max_sessions = 0;
-    engine_cfg cfg = engine_cfg_default();
+    laya_search_opts cfg = laya_search_defaults();
     srv_cfg scfg = srv_cfg_default();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        int used = cli_search_opt(argc, argv, i, &cfg);
+        if (used) {
+            i += used - 1;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--stdio")) {
@@ -102,18 +104,6 @@ int cmd_serve(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--max-clients")) {
             scfg.max_clients = (int)cli_int(a, v, 1, 100000);
-            i++;
-        } else if (!strcmp(a, "--beam")) {
-            cfg.beam = (int)cli_int(a, v, 1, ENGINE_MAX_BEAM);
-            i++;
-        } else if (!strcmp(a, "--max-tokens")) {
-            cfg.max_tokens = (int)cli_int(a, v, 1, 64);
-            i++;
-        } else if (!strcmp(a, "--max-words")) {
-            cfg.max_words = (int)cli_int(a, v, 1, 64);
-            i++;
-        } else if (!strcmp(a, "--max-steps")) {
-            cfg.max_steps = (int)cli_int(a, v, 1, ENGINE_MAX_STEPS);
             i++;
         } else {
             usage(stderr);

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "engine/engine.h"
 #include "engine/utf8.h"
 
 enum { MAX_LINE = 4096, SHOW = 3 };
@@ -199,7 +198,7 @@ static void erase(editor *e, size_t from, size_t to) {
 
 static void accept(editor *e, int i) {
     if (e->hidden || i >= e->n_sug) return;
-    char buf[ENGINE_MAX_GEN + 1];
+    char buf[LAYA_MAX_SUGGESTION + 1];
     size_t n = e->sug[i].len;
     memcpy(buf, e->sug[i].text, n);   /* the suggestion lives in the session */
     insert(e, buf, n);

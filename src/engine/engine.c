@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "engine/utf8.h"
+#include "kern/kern.h"
 #include "util/err.h"
 
 /* ---- models ---- */
@@ -91,9 +92,13 @@ engine_cfg engine_cfg_default(void) {
     return c;
 }
 
+laya_search_opts laya_search_defaults(void) { return engine_cfg_default(); }
+
+laya_status laya_session_set_search(laya_session *s, const laya_search_opts *o) { return engine_set_cfg(s, o); }
+
 laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     if (!s || !c || c->beam < 1 || c->beam > ENGINE_MAX_BEAM || c->max_tokens < 1 ||
-        c->max_tokens > 64 || c->max_words < 1 || c->max_bytes < 1 ||
+        c->max_tokens > LAYA_MAX_TOKENS || c->max_words < 1 || c->max_words > LAYA_MAX_WORDS || c->max_bytes < 1 ||
         c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
         c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1))
         return LAYA_ERR_ARG;
@@ -454,6 +459,27 @@ const model_state *engine_state(const laya_session *s, const float **y) {
 
 size_t engine_origin(const laya_session *s) { return s->origin; }
 size_t engine_tail_start(const laya_session *s) { return s->stable; }
+laya_status laya_score(const laya_model *m, const char *text, size_t len, double *bits) {
+    return engine_score(m, text, len, bits);
+}
+
+const char *laya_version(void) { return LAYA_VERSION; }
+
+laya_status laya_model_describe(const laya_model *lm, laya_model_info *out) {
+    if (!lm || !out) return LAYA_ERR_ARG;
+    const model_cfg *c = &lm->m->cfg;
+    *out = (laya_model_info){.vocab = c->V, .hidden = c->H, .embed = c->D, .layers = c->L,
+                             .window = c->W, .kernels = kern_get()->name};
+    return LAYA_OK;
+}
+
+laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *out) {
+    if (!s || !out) return LAYA_ERR_ARG;
+    *out = (laya_session_stats){.steps = s->steps, .search_steps = s->search_steps,
+                                .search_logits = s->search_logits};
+    return LAYA_OK;
+}
+
 uint64_t engine_steps(const laya_session *s) { return s->steps; }
 uint64_t engine_search_steps(const laya_session *s) { return s->search_steps; }
 uint64_t engine_search_logits(const laya_session *s) { return s->search_logits; }

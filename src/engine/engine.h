@@ -27,12 +27,12 @@ enum {
     ENGINE_SPARSE = 16,
     ENGINE_SPARSE_STEP = 64,
     ENGINE_WINDOW = 32 * 1024,
-    ENGINE_MAX_CONTEXT = 16 * 1024 * 1024,
+    ENGINE_MAX_CONTEXT = LAYA_MAX_CONTEXT,
     ENGINE_MAX_TAIL = 64,
-    ENGINE_MAX_GEN = 96,
-    ENGINE_MAX_BEAM = 8,
-    ENGINE_MAX_K = 16,
-    ENGINE_MAX_STEPS = 256
+    ENGINE_MAX_GEN = LAYA_MAX_SUGGESTION,
+    ENGINE_MAX_BEAM = LAYA_MAX_BEAM,
+    ENGINE_MAX_K = LAYA_MAX_K,
+    ENGINE_MAX_STEPS = LAYA_MAX_STEPS
 };
 
 /* Wraps an inference model built in memory (model_from_params). With own=1
@@ -40,18 +40,10 @@ enum {
 laya_status engine_model_wrap(model *m, int own, laya_model **out);
 const model *engine_model(const laya_model *lm);
 
-/* Suggestion search parameters. */
-typedef struct {
-    int beam;          /* beams kept per step, 1..ENGINE_MAX_BEAM */
-    int max_tokens;    /* tokens generated after the typed tail is matched */
-    int max_words;     /* words one suggestion may span (the finished word counts) */
-    int max_bytes;     /* bytes one suggestion may add, <= ENGINE_MAX_GEN */
-    float len_exp;     /* rank by prob * chars^len_exp (1 = expected keystrokes saved) */
-    int max_steps;     /* search nodes (model steps) per keystroke, 1..ENGINE_MAX_STEPS:
-                          the latency budget (suggest.c) */
-    int prune;         /* 1: leaves that cannot be shown are not computed (exact,
-                          suggest.c: hopeless_leaf); 0: the reference search */
-} engine_cfg;
+/* Suggestion search parameters: the public laya_search_opts (laya.h).
+ * max_steps is the number of search nodes (model steps) per keystroke;
+ * prune skips leaves that cannot be shown (exact, suggest.c: hopeless_leaf). */
+typedef laya_search_opts engine_cfg;
 
 engine_cfg engine_cfg_default(void);
 
@@ -72,10 +64,7 @@ const model_state *engine_state(const laya_session *s, const float **y);
  * the unfinished tail starts. */
 size_t engine_origin(const laya_session *s);
 size_t engine_tail_start(const laya_session *s);
-/* Scores a whole text as a fresh document (BOS first): *bits receives the
- * sum over its tokens of -log2 p(token | everything before), the model's
- * cost of the text; divide by len for bits per byte. Allocates its own
- * scratch (not a keystroke-path call). */
+/* laya_score (laya.h), BOS first. */
 laya_status engine_score(const laya_model *lm, const char *text, size_t len, double *bits);
 
 /* Model steps run by this session so far (tests check the O(1) claims). */

@@ -49,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "laya.h"
-#include "engine/engine.h"
+#include "laya.h"
 
 enum { PROTO_MAX_SID = 128 };
 
@@ -57,7 +57,7 @@ typedef struct proto proto;
 
 /* A protocol handler over model m (borrowed: m must outlive it) with the
  * given search parameters and session cap (>= 1). *out owned by the caller. */
-laya_status proto_new(const laya_model *m, const engine_cfg *cfg, int max_sessions, proto **out);
+laya_status proto_new(const laya_model *m, const laya_search_opts *cfg, int max_sessions, proto **out);
 void proto_free(proto *p);
 
 /* Answers one request line (no newline; leading blanks allowed) from the
