@@ -5,9 +5,30 @@
  *
  * Contents: the history, i.e. every committed text in commit order, joined
  * by a newline where a commit did not end with one, capped at cap bytes (the
- * oldest text is dropped first). Queries (learn_index_query) propose how the
- * text before the cursor continues, from what followed the same words in
- * the history. */
+ * oldest text is dropped first, a quarter of the cap at a time). The history
+ * is cut into units: a word (letters, digits, ' - _ and any character below
+ * U+2000), one character of U+2000 and up (CJK, symbols, emoji: each is a
+ * word of its own, as in the search), one ASCII punctuation mark, or a line
+ * break; blanks separate units and belong to none. For every unit and every
+ * order n = 1..LEARN_ORDER the index keeps where the same n units came
+ * before it, and every distinct word with its count.
+ *
+ * A query (learn_index_query) takes the text before the cursor, splits off
+ * the word being typed (the partial word) and looks up the units before it:
+ * every earlier place where the same n units were followed by a word that
+ * starts with the partial word is a match. Matches at the highest order that
+ * has any propose continuations: the rest of the word, and the rest of the
+ * line as it was typed there. Without context matches, words of the history
+ * that start with the partial word are proposed (order 0).
+ *
+ * Probabilities: within one order, a continuation's share of the matches;
+ * orders are interpolated from the highest down, each order n keeping
+ * N/(N + 1) of the mass left (N its matches), the rest going to order n-1
+ * (Witten-Bell with one new continuation per order). The confidence of the
+ * whole proposal (how much the search should trust it against the model)
+ * is N/(N + kappa/n) at the highest matching order n, and N_w/(N_w + 2 kappa)
+ * for order 0 (N_w the count of the word): learn_index_query reports it so
+ * the search can mix. */
 #ifndef LAYA_LEARN_INDEX_H
 #define LAYA_LEARN_INDEX_H
 
@@ -15,7 +36,14 @@
 #include <stdint.h>
 #include "laya.h"
 
-enum { LEARN_INDEX_DEFAULT_CAP = 4 * 1024 * 1024 };
+enum {
+    LEARN_INDEX_DEFAULT_CAP = 512 * 1024,  /* bytes of history kept */
+    LEARN_ORDER = 4,                       /* units of context matched at most */
+    LEARN_MAX_MATCH = 32,                  /* matches looked at per order */
+    LEARN_MAX_CAND = 8,                    /* continuations one query proposes */
+    LEARN_MAX_TEXT = 96,                   /* bytes of one continuation (LAYA_MAX_SUGGESTION) */
+    LEARN_MAX_PARTIAL = 64                 /* a longer partial word gets no proposal */
+};
 
 typedef struct learn_index learn_index;
 
@@ -33,5 +61,33 @@ laya_status learn_index_add(learn_index *ix, const uint8_t *text, size_t len);
 
 /* Bytes of history held now. */
 size_t learn_index_bytes(const learn_index *ix);
+
+/* One proposed continuation: the bytes to insert at the cursor. */
+typedef struct {
+    uint8_t text[LEARN_MAX_TEXT];
+    int len;
+    double p;        /* the memory's probability of it, 0..1 */
+    int count;       /* matches (or, at order 0, occurrences of the word) behind it */
+    int word_end;    /* 1: it ends where the word being typed ends */
+} learn_cand;
+
+typedef struct {
+    int order;       /* highest order with matches; 0: words only; -1: nothing */
+    double conf;     /* how much to trust the proposal, 0..1 (see the top) */
+    int n;
+    learn_cand c[LEARN_MAX_CAND];
+} learn_result;
+
+/* Proposes continuations of ctx[0..len) (the text before the cursor) from
+ * the history; kappa (> 0) sets the confidence (see the top). The work is
+ * bounded: LEARN_ORDER chains of at most LEARN_MAX_MATCH entries each, or a
+ * binary search over the words. This function can't fail; r->n == 0 and
+ * r->order == -1 when there is nothing to propose. */
+void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, double kappa,
+                       learn_result *r);
+
+/* How many times word w[0..n) occurs in the history as a unit (0 if it is
+ * not a word). */
+int learn_index_word_count(const learn_index *ix, const uint8_t *w, size_t n);
 
 #endif
