@@ -31,7 +31,7 @@ enum { STDIO_MAX_LINE = 8 << 20, STDIO_SESSIONS = 16, SOCKET_SESSIONS = 64 };
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
-            "                  [--max-line BYTES] [--max-clients N]\n"
+            "                  [--max-line BYTES] [--max-clients N] [--no-learn]\n"
             "                  " CLI_SEARCH_USAGE "\n"
             "Answers JSON lines with JSON lines (shared/EVAL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
@@ -41,6 +41,8 @@ static void usage(FILE *f) {
             "--socket [PATH]    a daemon on a Unix socket (0600), default\n"
             "                   $XDG_RUNTIME_DIR/laya/laya.sock; lines up to 1 MiB; stops on\n"
             "                   SIGTERM/SIGINT and removes the socket\n"
+            "--no-learn         learn nothing: commits are dropped, suggestions come from the\n"
+            "                   model alone\n"
             "Sessions are per connection; at most --max-sessions over all of them (default\n"
             "%d with --stdio, %d with --socket); the least recently used is closed.\n",
             STDIO_MAX_LINE, STDIO_SESSIONS, SOCKET_SESSIONS);
@@ -73,7 +75,7 @@ static int serve_stdio(proto *p) {
 
 int cmd_serve(int argc, char **argv) {
     const char *model_path = NULL, *sock_path = NULL;
-    int stdio = 0, sock = 0, max_sessions = 0;
+    int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0;
     laya_search_opts cfg = laya_search_defaults();
     srv_cfg scfg = srv_cfg_default();
     for (int i = 1; i < argc; i++) {
@@ -84,6 +86,8 @@ int cmd_serve(int argc, char **argv) {
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--no-learn")) {
+            no_learn = 1;
         } else if (!strcmp(a, "--stdio")) {
             stdio = 1;
         } else if (!strcmp(a, "--socket")) {
@@ -141,6 +145,7 @@ int cmd_serve(int argc, char **argv) {
         srv_close(s);
         cli_die("out of memory");
     }
+    proto_set_learning(p, !no_learn);
     int rc = 0;
     if (stdio) {
         rc = serve_stdio(p);

@@ -28,6 +28,7 @@
 
 #include "engine/utf8.h"
 #include "kern/kern.h"
+#include "learn/learn_index.h"
 #include "util/err.h"
 
 /* ---- models ---- */
@@ -218,6 +219,7 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     s->m = lm->m;
     s->cfg = lm->m->cfg;
     s->ec = engine_cfg_default();
+    s->learn_kappa = ENGINE_LEARN_KAPPA;
     const model_cfg *c = &s->cfg;
     size_t per = model_state_floats(c) + (size_t)c->H;
     size_t n_ckpt = 2 + ENGINE_RING + ENGINE_SPARSE;
@@ -258,6 +260,7 @@ void laya_session_free(laya_session *s) {
     free(s->enc);
     free(s->enc_end);
     free(s->enc_chunk);
+    learn_index_free(s->cix);
     free(s);
 }
 
@@ -290,6 +293,7 @@ static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_
     int alias = add && a0 >= c0 && a0 < c0 + s->cap;
     size_t off = alias ? (size_t)(a0 - c0) : 0;
     if (ctx_reserve(s, new_len) != LAYA_OK) return LAYA_ERR_NOMEM;
+    if (keep < s->cix_end) s->cix_end = SIZE_MAX;   /* typed text edited: blend.c rebuilds */
     if (alias) memmove(s->ctx + keep, s->ctx + off, n);
     else if (n) memcpy(s->ctx + keep, add, n);
     s->len = new_len;
@@ -397,6 +401,7 @@ laya_status laya_session_backspace(laya_session *s, size_t n_chars) {
 laya_status laya_session_reset(laya_session *s) {
     if (!s) return LAYA_ERR_ARG;
     s->len = s->origin = s->stable = 0;
+    s->cix_end = SIZE_MAX;
     s->n_tok = 1;
     rewind_to(s, 1);
     return LAYA_OK;
@@ -478,6 +483,20 @@ laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *ou
     *out = (laya_session_stats){.steps = s->steps, .search_steps = s->search_steps,
                                 .search_logits = s->search_logits};
     return LAYA_OK;
+}
+
+laya_status engine_set_learn(laya_session *s, int on, const struct learn_index *ix, double kappa) {
+    if (!s || kappa < 0) return LAYA_ERR_ARG;
+    s->learn_on = on;
+    s->lix = ix;
+    s->learn_kappa = kappa > 0 ? kappa : ENGINE_LEARN_KAPPA;
+    return LAYA_OK;
+}
+
+void engine_set_private(laya_session *s, int on) {
+    s->private_field = on;
+    s->cix_end = SIZE_MAX;   /* what was typed there is not kept */
+    if (s->cix) learn_index_clear(s->cix);
 }
 
 uint64_t engine_steps(const laya_session *s) { return s->steps; }

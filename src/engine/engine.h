@@ -35,6 +35,10 @@ enum {
     ENGINE_MAX_STEPS = LAYA_MAX_STEPS
 };
 
+/* The personal memory's default kappa (learn_index.h: its confidence is
+ * N / (N + kappa / order)), chosen on held-out text (blend.c). */
+#define ENGINE_LEARN_KAPPA 1.0
+
 /* Wraps an inference model built in memory (model_from_params). With own=1
  * the wrapper frees m in laya_model_free. *out owned by the caller. */
 laya_status engine_model_wrap(model *m, int own, laya_model **out);
@@ -66,6 +70,18 @@ size_t engine_origin(const laya_session *s);
 size_t engine_tail_start(const laya_session *s);
 /* laya_score (laya.h), BOS first. */
 laya_status engine_score(const laya_model *lm, const char *text, size_t len, double *bits);
+
+/* Learning for this session (blend.c): on, the search consults the
+ * personal-memory index ix (borrowed: it must outlive the session or be
+ * unset; NULL: none; the caller serialises access to it) and the text typed
+ * in this session. kappa > 0: how much evidence a memory needs to be
+ * trusted (learn_index.h); 0 keeps the default. */
+struct learn_index;
+laya_status engine_set_learn(laya_session *s, int on, const struct learn_index *ix, double kappa);
+
+/* A private field (password, PIN, the PRIVATE hint): 1 and the search
+ * consults no memory and learns nothing typed here. */
+void engine_set_private(laya_session *s, int on);
 
 /* Model steps run by this session so far (tests check the O(1) claims). */
 uint64_t engine_steps(const laya_session *s);

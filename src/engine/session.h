@@ -128,11 +128,28 @@ struct laya_session {
     int32_t *ids;                   /* (V) allowed ids under a constraint */
     uint8_t out_text[ENGINE_MAX_K][ENGINE_MAX_GEN + 1];  /* NUL-terminated */
 
+    /* Personal memory (blend.c): the index the search consults (borrowed;
+     * NULL: none), how much it is trusted, and the privacy switch. */
+    const struct learn_index *lix;
+    double learn_kappa;
+    int private_field;              /* a password or private field: no memory */
+    int learn_on;                   /* consult the memory and the text typed */
+    /* The text being typed as a memory of its own (the session's last
+     * ENGINE_WINDOW bytes, complete units only): names and phrases that
+     * recur inside a document before anything is committed. */
+    struct learn_index *cix;
+    size_t cix_end;                 /* ctx[..cix_end) is in cix; SIZE_MAX: rebuild */
+
     float *mem;                     /* the one block all float arrays live in */
 };
 
 /* suggest.c */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+
+/* blend.c: mixes what the personal memory proposes for the context into the
+ * search's candidates s->cand[0..n_cand) (probabilities and scores set);
+ * nothing changes when the session has no memory or it proposes nothing. */
+void engine_blend_memory(laya_session *s);
 
 /* The kept search node whose state is cur's after consuming token id (its
  * path from the root is the stable tokens fed since the root, then id), or

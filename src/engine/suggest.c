@@ -689,6 +689,7 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         c->prob *= norm;
         c->score = cand_score(s, c->text, c->len, c->prob);
     }
+    if (!caps) engine_blend_memory(s);
     /* Insertion sort: at most ENGINE_MAX_CAND entries. */
     for (int i = 1; i < s->n_cand; i++) {
         candidate c = s->cand[i];

@@ -12,6 +12,7 @@
  * history, a quarter of the cap at a time, so amortised O(1) per byte). */
 #include "learn/learn_index.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,38 +244,6 @@ void learn_index_clear(learn_index *ix) {
 
 size_t learn_index_bytes(const learn_index *ix) { return ix->n; }
 
-laya_status learn_index_add(learn_index *ix, const uint8_t *text, size_t len) {
-    if (!ix || (!text && len)) return LAYA_ERR_ARG;
-    if (!len) return LAYA_OK;
-    if (len > ix->cap - 1) {
-        text += len - (ix->cap - 1);
-        len = ix->cap - 1;
-    }
-    size_t need = len + 1, dropped = 0;
-    if (ix->n + need > ix->cap) {
-        /* Drop at least a quarter of the cap, up to a line start. */
-        size_t drop = ix->n + need - ix->cap;
-        if (drop < ix->cap / 4) drop = ix->cap / 4;
-        if (drop > ix->n) drop = ix->n;
-        const uint8_t *nl = drop < ix->n ? memchr(ix->h + drop, '\n', ix->n - drop) : NULL;
-        if (nl) drop = (size_t)(nl - ix->h) + 1;
-        memmove(ix->h, ix->h + drop, ix->n - drop);
-        ix->n -= drop;
-        dropped = 1;
-    }
-    size_t from = ix->n;
-    if (ix->n && ix->h[ix->n - 1] != '\n') ix->h[ix->n++] = '\n';
-    memcpy(ix->h + ix->n, text, len);
-    ix->n += len;
-    if ((dropped ? rebuild(ix) : scan(ix, from)) == 0) return LAYA_OK;
-    /* Out of memory: back to the history before this text. */
-    ix->n = from;
-    rebuild(ix);
-    return LAYA_ERR_NOMEM;
-}
-
-/* ---- queries -------------------------------------------------------------- */
-
 /* Where the partial word at the end of ctx[0..len) starts. */
 static size_t partial_start(const uint8_t *ctx, size_t len) {
     size_t p = len;
@@ -286,6 +255,77 @@ static size_t partial_start(const uint8_t *ctx, size_t len) {
     }
     return p;
 }
+
+/* Appends text (joined by a newline when sep and the history does not end
+ * with one), dropping old history as needed. */
+static laya_status append(learn_index *ix, const uint8_t *text, size_t len, int sep) {
+    if (!ix || (!text && len)) return LAYA_ERR_ARG;
+    if (!len) return LAYA_OK;
+    if (len > ix->cap - 1) {
+        text += len - (ix->cap - 1);
+        len = ix->cap - 1;
+    }
+    size_t need = len + 1, dropped = 0;
+    if (ix->n + need > ix->cap) {
+        /* Drop at least a quarter of the cap, up to a line start (or,
+         * without one, a blank). */
+        size_t drop = ix->n + need - ix->cap;
+        if (drop < ix->cap / 4) drop = ix->cap / 4;
+        if (drop > ix->n) drop = ix->n;
+        const uint8_t *nl = drop < ix->n ? memchr(ix->h + drop, '\n', ix->n - drop) : NULL;
+        if (nl) drop = (size_t)(nl - ix->h) + 1;
+        else
+            while (drop < ix->n && !blank(ix->h[drop - 1])) drop++;
+        memmove(ix->h, ix->h + drop, ix->n - drop);
+        ix->n -= drop;
+        dropped = 1;
+    }
+    size_t from = ix->n;
+    if (sep && ix->n && ix->h[ix->n - 1] != '\n') ix->h[ix->n++] = '\n';
+    memcpy(ix->h + ix->n, text, len);
+    ix->n += len;
+    if ((dropped ? rebuild(ix) : scan(ix, from)) == 0) return LAYA_OK;
+    /* Out of memory: back to the history before this text. */
+    ix->n = from;
+    rebuild(ix);
+    return LAYA_ERR_NOMEM;
+}
+
+laya_status learn_index_add(learn_index *ix, const uint8_t *text, size_t len) {
+    return append(ix, text, len, 1);
+}
+
+laya_status learn_index_append(learn_index *ix, const uint8_t *text, size_t len) {
+    return append(ix, text, len, 0);
+}
+
+size_t learn_index_complete(const uint8_t *ctx, size_t len) {
+    size_t p = partial_start(ctx, len);
+    /* a character still missing bytes is no unit yet */
+    size_t q = p;
+    while (q > 0 && (ctx[q - 1] & 0xC0) == 0x80 && p - q < 3) q--;
+    if (q > 0 && ctx[q - 1] >= 0xC0 && char_len(ctx + q - 1, len - (q - 1)) != p - (q - 1)) p = q - 1;
+    return p;
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+/* Trust and reach per order (0: words only; 1..LEARN_ORDER: units of
+ * context matched), measured on held-out text (docs/RESULTS.md, "Learning"):
+ *  - TRUST[n]: the confidence is N / (N + kappa * TRUST[n]). One match of a
+ *    one-word context is weak evidence in ordinary prose (what followed
+ *    "the" once rarely follows it again): trusting it like a 4-unit match
+ *    cost 3 points of first-pass KSR, while four units of context that
+ *    match are nearly always followed by the same text again. A word that
+ *    starts with the partial word (order 0) is trusted more than a
+ *    one-word context: names and terms of the document are what it finds.
+ *  - REACH[n]: a continuation beyond its first word keeps this factor per
+ *    further unit, raised to 1/c when c matches agree on it: the rest of a
+ *    line seen once after a short context is a guess, one typed five
+ *    times after the same words is not. */
+static const double TRUST[LEARN_ORDER + 1] = {8, 64, 16, 4, 1};
+static const double REACH[LEARN_ORDER + 1] = {0.3, 0.3, 0.5, 0.7, 0.85};
+
 
 /* The hashes of the last (up to LEARN_ORDER) units of ctx[0..end), oldest
  * first, in hs; returns how many. *tb: the blanks after the last unit. */
@@ -314,6 +354,7 @@ static int context_units(const uint8_t *ctx, size_t end, uint64_t *hs, size_t *t
 typedef struct {
     uint8_t text[LEARN_MAX_TEXT];
     int len, word_end;
+    int units;      /* units beyond the first word (a rest of the line) */
     double c;       /* matches behind it in the order being counted */
     double p;       /* interpolated probability */
     int count;
@@ -392,17 +433,31 @@ static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8
             found++;
             slot *s = tally_get(t, text, wl, 1);
             if (s) s->c++, s->count++;
-            if (l > wl && (s = tally_get(t, text, l, 0))) s->c++, s->count++;
+            if (l > wl && (s = tally_get(t, text, l, 0))) {
+                int units = 0;
+                for (int k = wl; k < l;) {
+                    int w_;
+                    while (k < l && blank(text[k])) k++;
+                    if (k >= l) break;
+                    k += (int)unit_at(text + k, (size_t)(l - k), &w_);
+                    units++;
+                }
+                s->units = units;
+                s->c++, s->count++;
+            }
         }
         if (!found) continue;
-        if (r->order < n) {
-            r->order = n;
-            r->conf = found / (found + kappa / n);
-        }
+        if (r->order < n) r->order = n;
+        double conf = found / (found + kappa * TRUST[n]);
+        if (conf > r->conf) r->conf = conf;
         double lam = found / (found + 1.0);
         for (int i = 0; i < t->n; i++) {
-            if (t->s[i].c > 0) t->s[i].p += *rest * lam * t->s[i].c / found;
-            t->s[i].c = 0;
+            slot *sl = &t->s[i];
+            /* the rest of a line reaches REACH[n] less likely per unit
+             * beyond its first word, less so the more matches agree on it */
+            if (sl->c > 0)
+                sl->p += *rest * lam * sl->c / found * (sl->word_end ? 1 : pow(REACH[n], sl->units / sl->c));
+            sl->c = 0;
         }
         *rest *= 1 - lam;
     }
@@ -449,9 +504,10 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
             s->p += rest * w->count / total;
             if (s->count < w->count) s->count = w->count;
         }
-        if (r->order < 0 && total > 0) {
-            r->order = 0;
-            r->conf = best / (best + 2 * kappa);
+        if (total > 0) {
+            if (r->order < 0) r->order = 0;
+            double conf = best / (best + kappa * TRUST[0]);
+            if (conf > r->conf) r->conf = conf;
         }
     }
     /* the best LEARN_MAX_CAND by probability, blanks-only texts dropped */

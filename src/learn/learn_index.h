@@ -24,11 +24,12 @@
  * Probabilities: within one order, a continuation's share of the matches;
  * orders are interpolated from the highest down, each order n keeping
  * N/(N + 1) of the mass left (N its matches), the rest going to order n-1
- * (Witten-Bell with one new continuation per order). The confidence of the
- * whole proposal (how much the search should trust it against the model)
- * is N/(N + kappa/n) at the highest matching order n, and N_w/(N_w + 2 kappa)
- * for order 0 (N_w the count of the word): learn_index_query reports it so
- * the search can mix. */
+ * (Witten-Bell with one new continuation per order); the rest of a line is
+ * discounted per unit it reaches beyond its first word. The confidence of
+ * the whole proposal (how much the search should trust it against the
+ * model) is the largest over the orders of N/(N + kappa TRUST[n]), with N_w
+ * (the count of the best word) for order 0; learn_index.c gives the
+ * measured TRUST and REACH tables. */
 #ifndef LAYA_LEARN_INDEX_H
 #define LAYA_LEARN_INDEX_H
 
@@ -58,6 +59,15 @@ void learn_index_clear(learn_index *ix);
 /* Adds one committed text. Text longer than the cap keeps its last cap
  * bytes. LAYA_ERR_NOMEM leaves the index as it was. */
 laya_status learn_index_add(learn_index *ix, const uint8_t *text, size_t len);
+
+/* Appends text to the history as it continues (no newline between): for
+ * an index over the text being typed. The caller appends only complete
+ * units: text must end where learn_index_complete says. */
+laya_status learn_index_append(learn_index *ix, const uint8_t *text, size_t len);
+
+/* Where the complete units of ctx[0..len) end: the start of the partial
+ * word (or of a character still missing bytes). */
+size_t learn_index_complete(const uint8_t *ctx, size_t len);
 
 /* Bytes of history held now. */
 size_t learn_index_bytes(const learn_index *ix);

@@ -4,6 +4,8 @@
  * proto_lines.c (proto_impl.h). */
 #include "server/proto_impl.h"
 
+#include "learn/learn_index.h"
+
 #include "engine/decide.h"
 
 #include <jansson.h>
@@ -15,6 +17,7 @@
 
 struct proto {
     proto_table t;
+    learn_index *lix;   /* what this process has learned from commits */
 };
 
 static double now_us(void) {
@@ -26,10 +29,14 @@ static double now_us(void) {
 laya_status proto_new(const laya_model *m, const laya_search_opts *cfg, int max_sessions, proto **out) {
     if (!m || !cfg || !out || max_sessions < 1) return LAYA_ERR_ARG;
     proto *p = calloc(1, sizeof *p);
-    if (!p || proto_table_init(&p->t, m, cfg, max_sessions) != LAYA_OK) {
+    if (!p || proto_table_init(&p->t, m, cfg, max_sessions) != LAYA_OK ||
+        learn_index_new(LEARN_INDEX_DEFAULT_CAP, &p->lix) != LAYA_OK) {
+        if (p) proto_table_free(&p->t);
         free(p);
         return LAYA_ERR_NOMEM;
     }
+    p->t.lix = p->lix;
+    p->t.learn = 1;
     *out = p;
     return LAYA_OK;
 }
@@ -37,10 +44,13 @@ laya_status proto_new(const laya_model *m, const laya_search_opts *cfg, int max_
 void proto_free(proto *p) {
     if (!p) return;
     proto_table_free(&p->t);
+    learn_index_free(p->lix);
     free(p);
 }
 
 int proto_sessions(const proto *p) { return p->t.n; }
+
+void proto_set_learning(proto *p, int on) { p->t.learn = on; }
 
 void proto_drop_owner(proto *p, uint64_t owner) { proto_table_drop_owner(&p->t, owner); }
 
@@ -204,7 +214,14 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (strlen(sid) > PROTO_MAX_SID || !*sid) return error("\"session\" must be 1..%d bytes", PROTO_MAX_SID);
     if (!strcmp(op, "suggest")) return op_suggest(p, owner, sid, req, stale);
     if (!strcmp(op, "feedback")) return op_feedback(p, owner, sid, req);
-    if (!strcmp(op, "commit")) return get_str(req, "text", 0, NULL, &err) ? json_pack("{s:b}", "ok", 1) : err;
+    if (!strcmp(op, "commit")) {
+        size_t len;
+        const char *text = get_str(req, "text", 0, &len, &err);
+        if (!text) return err;
+        laya_status st = p->t.learn ? learn_index_add(p->lix, (const uint8_t *)text, len) : LAYA_OK;
+        if (st != LAYA_OK) return error("commit failed: %s", laya_status_str(st));
+        return json_pack("{s:b}", "ok", 1);
+    }
     if (!strcmp(op, "reset")) {
         proto_slot *sl = proto_table_find(&p->t, owner, sid);
         if (sl) {

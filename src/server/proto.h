@@ -85,6 +85,10 @@ laya_status proto_feed(proto *p, uint64_t owner, struct proto_lines *r, const ch
 /* Closes every session of owner (its connection is gone). */
 void proto_drop_owner(proto *p, uint64_t owner);
 
+/* Learning on (the default) or off for sessions opened from now on: off,
+ * commits are acknowledged and dropped and the search consults no memory. */
+void proto_set_learning(proto *p, int on);
+
 /* Live sessions over all owners (tests, the daemon's accounting). */
 int proto_sessions(const proto *p);
 

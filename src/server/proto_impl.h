@@ -21,9 +21,13 @@ typedef struct {
     uint64_t used;     /* the table's clock at last use: the LRU order */
 } proto_slot;
 
+struct learn_index;
 typedef struct {
     const laya_model *m;
     laya_search_opts cfg;   /* applied to every session opened */
+    int learn;                       /* sessions learn (engine_set_learn) */
+    const struct learn_index *lix;   /* the memory every session consults (NULL: none) */
+    double kappa;
     proto_slot *slots;      /* (max) */
     int n, max;
     uint64_t clock;
