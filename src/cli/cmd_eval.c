@@ -3,7 +3,7 @@
  * runs.
  *
  *   laya eval TEXT... [--engine "CMD"] [--model PATH] [--k 3] [--json]
- *                     [--max-chars N] [--lang en|zh|auto] [--learn] [--passes N]
+ *                     [--max-chars N] [--lang en|zh|auto] [--learn] [--passes N] [--history F]
  *                     [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]
  *
  * The engine is `laya serve --stdio` of this binary unless --engine gives a
@@ -151,7 +151,7 @@ static void print_report(const eval_report *rep, const eval_cfg *cfg, const eval
 static void usage(FILE *f) {
     fprintf(f,
         "usage: laya eval TEXT... [--engine \"CMD\"] [--model PATH] [--k 3] [--json]\n"
-        "                 [--max-chars N] [--lang en|zh|auto] [--learn] [--passes N]\n"
+        "                 [--max-chars N] [--lang en|zh|auto] [--learn] [--passes N] [--history F]\n"
         "                 [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]\n"
         "Simulates a typist over each TEXT (a file, - for stdin) against an engine speaking\n"
         "the JSON-lines protocol of docs/PROTOCOL.md (default: laya serve --stdio), as\n"
@@ -160,6 +160,7 @@ static void usage(FILE *f) {
         "\"score\") and latency. Every run starts a fresh engine with an empty store.\n"
         "--learn     also run with a commit after every line (learning on)\n"
         "--passes N  type the texts N times in the same engine process (default 1)\n"
+        "--history F commit F line by line to each engine before it types (earlier writing)\n"
         "--sim       the typist of src/sim instead (timing, typos, backspaces); requests\n"
         "            carry \"t_ms\" and \"decide\", acceptances and rejections are sent as\n"
         "            feedback; KSR is against the same typist without suggestions\n");
@@ -168,7 +169,7 @@ static void usage(FILE *f) {
 int cmd_eval(int argc, char **argv) {
     eval_cfg cfg = {.ks = {3, 1}, .passes = 1, .typist = EVAL_PERFECT, .seed = 1, .score = 1};
     engine_ctx ec = {.timeout_ms = 30000, .tty = isatty(2)};
-    const char *lang = "auto", *decide = NULL;
+    const char *lang = "auto", *decide = NULL, *history = NULL;
     long max_chars = LONG_MAX;
     int json = 0, n = 0;
     const char **paths = calloc((size_t)argc, sizeof *paths);
@@ -187,10 +188,12 @@ int cmd_eval(int argc, char **argv) {
         else if (!strcmp(a, "--decide") && v && (!strcmp(v, "on") || !strcmp(v, "off") || !strcmp(v, "both"))) decide = v, i++;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--learn")) cfg.learn = 1;
+        else if (!strcmp(a, "--history") && v) history = v, i++;
         else if (!strcmp(a, "--no-commit")) cfg.learn = 0;   /* the default now; kept for old scripts */
         else if (!strcmp(a, "--sim")) cfg.typist = EVAL_SIM;
-        else if (!strcmp(a, "--engine") || !strcmp(a, "--model") || !strcmp(a, "--lang") || !strcmp(a, "--decide"))
-            cli_die("eval: %s needs %s", a, !strcmp(a, "--engine") ? "a command" : !strcmp(a, "--model") ? "a path"
+        else if (!strcmp(a, "--engine") || !strcmp(a, "--model") || !strcmp(a, "--lang") || !strcmp(a, "--decide") ||
+                 !strcmp(a, "--history"))
+            cli_die("eval: %s needs %s", a, !strcmp(a, "--engine") ? "a command" : !strcmp(a, "--model") || !strcmp(a, "--history") ? "a path"
                     : !strcmp(a, "--lang") ? "en, zh or auto" : "on, off or both");
         else if (a[0] == '-' && a[1]) return usage(stderr), cli_die("eval: unknown option '%s'", a), 2;
         else paths[n++] = a;
@@ -211,6 +214,11 @@ int cmd_eval(int argc, char **argv) {
             fprintf(stderr, "laya eval: %s: %zu invalid UTF-8 byte(s) or NUL replaced by U+FFFD\n",
                     paths[i], texts[i].replaced);
         cjk += texts[i].cjk, nonspace += texts[i].nonspace;
+    }
+    eval_text hist = {0};
+    if (history) {
+        if (eval_text_load(history, (size_t)-1, &hist, err, sizeof err) != LAYA_OK) cli_die("--history: %s", err);
+        cfg.history = &hist;
     }
     int zh = !strcmp(lang, "zh") || (!strcmp(lang, "auto") && cjk * 10 > nonspace * 3);
     cfg.next_words = !zh && cfg.typist == EVAL_PERFECT;
@@ -239,6 +247,7 @@ int cmd_eval(int argc, char **argv) {
     }
     eval_report_free(&rep);
     for (int i = 0; i < n; i++) eval_text_free(&texts[i]);
+    eval_text_free(&hist);
     free(texts);
     free(paths);
     return 0;

@@ -45,10 +45,87 @@ static int sync_typed(laya_session *s) {
     return 0;
 }
 
+/* 1 if a and b (at most ENGINE_MAX_GEN bytes) are one edit apart: a byte
+ * inserted, deleted, replaced, or two neighbours swapped. */
+static int one_edit(const uint8_t *a, int na, const uint8_t *b, int nb) {
+    if (na - nb > 1 || nb - na > 1) return 0;
+    int i = 0;
+    while (i < na && i < nb && a[i] == b[i]) i++;
+    if (i == na && i == nb) return 0;   /* equal */
+    if (na == nb) {
+        if (!memcmp(a + i + 1, b + i + 1, (size_t)(na - i - 1))) return 1;          /* replaced */
+        return i + 1 < na && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+               !memcmp(a + i + 2, b + i + 2, (size_t)(na - i - 2));                  /* swapped */
+    }
+    if (na > nb) return !memcmp(a + i + 1, b + i, (size_t)(nb - i));                 /* inserted */
+    return !memcmp(a + i, b + i + 1, (size_t)(na - i));                              /* deleted */
+}
+
+/* A likely typo: a word the memory holds once, one edit away from what the
+ * model proposes with more probability ("recieve" typed once, "receive"
+ * expected by the model). Such a word is never suggested; typed again it
+ * counts twice and is the user's spelling. */
+static int likely_typo(const laya_session *s, const learn_cand *m, double p_mem) {
+    if (m->count > 1 || !m->word_end) return 0;
+    for (int i = 0; i < s->n_cand; i++) {
+        const candidate *c = &s->cand[i];
+        /* compare the words: the model's candidate may end with a blank */
+        int nc = c->len, nm = m->len;
+        while (nc > 0 && c->text[nc - 1] == ' ') nc--;
+        while (nm > 0 && m->text[nm - 1] == ' ') nm--;
+        if (c->prob > p_mem && one_edit(m->text, nm, c->text, nc)) return 1;
+    }
+    return 0;
+}
+
+/* Junk: a word the memory holds once whose letters the model finds
+ * improbable as a word on its own, over JUNK_BITS bits per byte (random
+ * strings measure 9.4-9.7, real words 1.5-3.8, typos 3.7-5.8, rare names
+ * 3.7-5.9 with the shipped model: names and typos stay, key mashing goes).
+ * Only words of ASCII letters are judged: CJK words cost 13-14 bits per
+ * byte and are not junk. The score costs a model step and a full logits
+ * product per token (1-10 ms for a word: too much for every keystroke), so
+ * only words the tokenizer cuts into more than JUNK_TOKENS tokens per byte
+ * are scored (real words and most names are fewer: " receive" 0.12,
+ * " Anastasia" 0.40, " Quartermaine" 0.38; random letters 0.56-1.0), and
+ * each verdict is cached per session. */
+#define JUNK_BITS 7.0
+#define JUNK_TOKENS 0.45
+
+static int junk_word(laya_session *s, const learn_cand *m) {
+    if (m->count > 1 || !m->word_end) return 0;
+    /* the whole word: the partial word typed, then the completion */
+    size_t ps = learn_index_complete(s->ctx, s->len);
+    uint8_t w[1 + 64 + ENGINE_MAX_GEN];
+    size_t n = 0, pl = s->len - ps;
+    if (pl > 64) return 0;
+    w[n++] = ' ';
+    memcpy(w + n, s->ctx + ps, pl), n += pl;
+    int ml = m->len;
+    while (ml > 0 && m->text[ml - 1] == ' ') ml--;
+    memcpy(w + n, m->text, (size_t)ml), n += (size_t)ml;
+    for (size_t i = 1; i < n; i++)
+        if (!((w[i] | 0x20) >= 'a' && (w[i] | 0x20) <= 'z')) return 0;
+    int32_t ids[1 + 64 + ENGINE_MAX_GEN];
+    if ((double)tok_encode(s->m->tok, w, n, ids, sizeof ids / sizeof *ids) <= JUNK_TOKENS * (double)n) return 0;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ w[i]) * 0x100000001b3ull;
+    h |= 1;   /* 0 marks an empty entry */
+    int slot = (int)(h % ENGINE_JUNK_CACHE);
+    if (s->junk_hash[slot] == h) return s->junk_verdict[slot];
+    double bits = 0;
+    int verdict = engine_score(s->lm, (const char *)w, n, &bits) == LAYA_OK && bits / (double)n > JUNK_BITS;
+    s->junk_hash[slot] = h;
+    s->junk_verdict[slot] = (uint8_t)verdict;
+    return verdict;
+}
+
 /* Mixes one memory's proposal into the candidates (see the top). */
 static void mix(laya_session *s, const learn_result *r) {
     if (r->n == 0 || r->conf <= 0) return;
     double mu = r->conf;
+    int typo[LEARN_MAX_CAND] = {0};
+    for (int j = 0; j < r->n; j++) typo[j] = likely_typo(s, &r->c[j], mu * r->c[j].p) || junk_word(s, &r->c[j]);
     for (int i = 0; i < s->n_cand; i++) {
         candidate *c = &s->cand[i];
         c->prob *= 1 - mu;
@@ -56,7 +133,7 @@ static void mix(laya_session *s, const learn_result *r) {
     }
     for (int j = 0; j < r->n; j++) {
         const learn_cand *m = &r->c[j];
-        if (m->len <= 0 || m->len > ENGINE_MAX_GEN || memchr(m->text, '\n', (size_t)m->len) ||
+        if (typo[j] || m->len <= 0 || m->len > ENGINE_MAX_GEN || memchr(m->text, '\n', (size_t)m->len) ||
             !utf8_valid(m->text, (size_t)m->len))
             continue;
         candidate *c = NULL;

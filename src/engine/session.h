@@ -71,7 +71,7 @@ typedef struct {
     double score;
 } candidate;
 
-enum { ENGINE_MAX_CAND = 64 };
+enum { ENGINE_MAX_CAND = 64, ENGINE_JUNK_CACHE = 64 };
 
 struct laya_session {
     const laya_model *lm;
@@ -139,6 +139,8 @@ struct laya_session {
      * recur inside a document before anything is committed. */
     struct learn_index *cix;
     size_t cix_end;                 /* ctx[..cix_end) is in cix; SIZE_MAX: rebuild */
+    uint64_t junk_hash[ENGINE_JUNK_CACHE];   /* blend.c: words judged, by hash (0: none) */
+    uint8_t junk_verdict[ENGINE_JUNK_CACHE];
 
     float *mem;                     /* the one block all float arrays live in */
 };

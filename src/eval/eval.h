@@ -189,6 +189,8 @@ typedef struct {
     uint64_t seed;
     int next_words;        /* measure next-word accuracy (not for Chinese) */
     int score;             /* ask for bits per byte */
+    const eval_text *history;  /* committed line by line to every run's engine
+                                  before it types (NULL: none): earlier writing */
 } eval_cfg;
 
 /* One run: a fresh engine process, `passes` passes over every text. */

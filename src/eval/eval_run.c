@@ -50,6 +50,27 @@ static laya_status score_text(const eval_client *c, const eval_text *t, int ti, 
     return st != LAYA_OK ? st : c->reset(c->ctx, sid, err, errlen);
 }
 
+/* Commits cfg->history line by line (an engine that refuses commits is
+ * told nothing: the caller's report says so). */
+static laya_status commit_history(const eval_client *c, const eval_cfg *cfg, eval_caps *caps, char *err,
+                                  size_t errlen) {
+    const eval_text *h = cfg->history;
+    if (!h || !c->commit) return LAYA_OK;
+    for (size_t a = 0; a < h->len && !caps->no_commit;) {
+        const char *nl = memchr(h->bytes + a, '\n', h->len - a);
+        size_t b = nl ? (size_t)(nl - h->bytes) + 1 : h->len;
+        laya_status st = c->commit(c->ctx, "eval-history", h->bytes + a, b - a, err, errlen);
+        if (st == LAYA_ERR_UNSUPPORTED) {
+            caps->no_commit = 1;
+            snprintf(caps->why_commit, sizeof caps->why_commit, "%s", err);
+        } else if (st != LAYA_OK) {
+            return st;
+        }
+        a = b;
+    }
+    return LAYA_OK;
+}
+
 /* One run (see the top of the file) into rep->runs[ri]. */
 static laya_status one_run(const eval_engine *eng, const eval_cfg *cfg, const eval_text *texts,
                            int n, eval_report *rep, int ri, int first, eval_progress_fn progress,
@@ -58,6 +79,7 @@ static laya_status one_run(const eval_engine *eng, const eval_cfg *cfg, const ev
     eval_client c;
     eval_caps caps = {.no_score = !cfg->score};
     laya_status st = cold_start(eng, &c, run->k, rep, err, errlen);
+    if (st == LAYA_OK) st = commit_history(&c, cfg, &caps, err, errlen);
     for (int p = 0; st == LAYA_OK && p < rep->passes; p++)
         for (int ti = 0; st == LAYA_OK && ti < n; ti++) {
             if (first && p == 0 && (st = score_text(&c, &texts[ti], ti, &caps, rep, err, errlen)) != LAYA_OK)
