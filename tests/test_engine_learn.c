@@ -73,7 +73,8 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     /* the typed text itself: a name that recurs in the document */
     laya_session *t = NULL;
     CHECK(laya_session_new(m, &t) == LAYA_OK && engine_set_learn(t, 1, NULL, 0) == LAYA_OK);
-    suggest(t, "I met Xavierra Plimpton today. Later Xavierra Pl", x, sizeof x);
+    /* twice: a word seen once that the toy model finds improbable is junk */
+    suggest(t, "I met Xavierra Plimpton today. Plimpton waved. Later Xavierra Pl", x, sizeof x);
     CHECKF(strstr(x, "impton") != NULL, "got '%s'", x);
     laya_session_free(t);
     laya_session_free(s);
