@@ -1,5 +1,5 @@
 /* cmd_bench.c - `laya bench [--model PATH] [--kb N] [TEXT...]`: the end-to-end
- * keystroke benchmark of shared/EVAL.md ("Latency and memory"), one thread.
+ * keystroke benchmark of docs/EVALUATION.md ("Latency and memory"), one thread.
  *
  * For every character of each text: set the context to the text up to and
  * including it, then ask for k=3 suggestions (what `laya serve` does per

@@ -1,5 +1,5 @@
 /* cmd_serve.c - `laya serve`: the JSON-lines suggestion protocol of
- * shared/EVAL.md (server/proto.h) on stdin/stdout (--stdio, one reply line
+ * docs/PROTOCOL.md (server/proto.h) on stdin/stdout (--stdio, one reply line
  * per request line) or as a daemon on a Unix socket (--socket [PATH],
  * server/srv.h: many clients at once, one model in memory).
  *
@@ -33,7 +33,7 @@ static void usage(FILE *f) {
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
             "                  [--max-line BYTES] [--max-clients N] [--no-learn]\n"
             "                  " CLI_SEARCH_USAGE "\n"
-            "Answers JSON lines with JSON lines (shared/EVAL.md):\n"
+            "Answers JSON lines with JSON lines (docs/PROTOCOL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
             "  {\"op\":\"commit\",\"session\":\"s1\",\"text\":\"...\"}   {\"op\":\"reset\",\"session\":\"s1\"}\n"
             "  {\"op\":\"score\",\"text\":\"...\"}  (bits the model needs for the text)\n"

@@ -24,7 +24,7 @@
  * prob * saved^len_exp (engine_rank_score; len_exp = 1: the expected
  * keystrokes saved), where saved is the candidate's characters, less one
  * for a candidate that starts with a CJK character: accepting costs a
- * keystroke (shared/EVAL.md), and without the -1 the sure one-character
+ * keystroke (docs/EVALUATION.md), and without the -1 the sure one-character
  * CJK suggestions, which save nothing, crowded out the two-character words
  * (Chinese CSR@3 0.117 -> 0.124, CSR@1 0.073 -> 0.085 on 2,000 chars). In
  * alphabetic text the plain count ranked better (0.1-0.2 points of KSR on

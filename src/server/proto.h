@@ -1,4 +1,4 @@
-/* proto.h - the JSON-lines suggestion protocol of shared/EVAL.md, apart
+/* proto.h - the JSON-lines suggestion protocol of docs/PROTOCOL.md, apart
  * from any transport. `laya serve --stdio` and the Unix-socket daemon
  * (srv.h) both cut their input into lines with proto_lines and answer each
  * line with proto_handle, so the two speak exactly the same protocol.
@@ -41,8 +41,9 @@
  * "s1" never see each other's text. At most max_sessions live at once over
  * all owners; the least recently used one is closed to make room (a closed
  * session reopens empty and the next context is read afresh: slower, never
- * wrong). Commit is acknowledged; learning from it is the personal model's
- * job (C8) and nothing typed is ever logged. Nothing here prints or exits. */
+ * wrong). A commit is learned (the personal memory, C8) unless learning is
+ * off (proto_set_learning); nothing typed is ever logged. Nothing here
+ * prints or exits. */
 #ifndef LAYA_PROTO_H
 #define LAYA_PROTO_H
 
