@@ -448,7 +448,13 @@ static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8
         }
         if (!found) continue;
         if (r->order < n) r->order = n;
-        double conf = found / (found + kappa * TRUST[n]);
+        /* evidence, times how much of it agrees on one word: a context
+         * followed by many different words ("of the") is no reason to
+         * doubt the model */
+        double top = 0;
+        for (int i = 0; i < t->n; i++)
+            if (t->s[i].word_end && t->s[i].c > top) top = t->s[i].c;
+        double conf = found / (found + kappa * TRUST[n]) * (top / found);
         if (conf > r->conf) r->conf = conf;
         double lam = found / (found + 1.0);
         for (int i = 0; i < t->n; i++) {
@@ -506,7 +512,7 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
         }
         if (total > 0) {
             if (r->order < 0) r->order = 0;
-            double conf = best / (best + kappa * TRUST[0]);
+            double conf = best / (best + kappa * TRUST[0]) * (best / total);
             if (conf > r->conf) r->conf = conf;
         }
     }
