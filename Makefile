@@ -157,6 +157,60 @@ install-ibus: $(BUILD)/ibus-engine-laya
 test-e2e: $(BUILD)/laya $(BUILD)/ibus-engine-laya
 	BUILD=$(BUILD) sh tests/e2e/ibus.sh
 
+# ---- fcitx5 addon (issue 16) ------------------------------------------------
+# `make fcitx5` builds the addon, $(BUILD)/fcitx5/liblaya-fcitx5.so, and its
+# addon file (needs libfcitx5core-dev and fcitx5-modules-dev). `make
+# install-fcitx5` puts the library in fcitx5's addon directory (pkg-config's
+# libdir/fcitx5; FCITX5_ADDONDIR=... to change it) and the addon file in
+# $(PREFIX)/share/fcitx5/addon/laya.conf, which fcitx5 reads for PREFIX
+# /usr/local or /usr (XDG_DATA_DIRS); the file names the library by its
+# absolute path. The default model is $(PREFIX)/share/laya/default.safetensors
+# as `make install` puts it.
+# A shared object needs position-independent code and liblaya.a is not (its
+# thread-local buffers use the executables' TLS model), so the addon links a
+# PIC build of the modules a session needs, $(BUILD)/fcitx5/liblaya_pic.a.
+FCITX5_PKGS     = Fcitx5Core Fcitx5Module
+FCITX5_ADDONDIR ?= $(shell pkg-config --variable=libdir Fcitx5Core)/fcitx5
+FCITX5_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -fPIC -fvisibility=hidden \
+                  -Iinclude -Isrc $(shell pkg-config --cflags $(FCITX5_PKGS)) -DLAYA_PREFIX='"$(PREFIX)"'
+FCITX5_SRC = $(sort $(wildcard src/fcitx5/*.cc))
+FCITX5_OBJ = $(FCITX5_SRC:%.cc=$(BUILD)/fcitx5/%.o)
+PIC_SRC    = $(sort $(wildcard src/util/*.c src/tok/*.c src/kern/*.c src/model/*.c src/engine/*.c))
+PIC_OBJ    = $(PIC_SRC:%.c=$(BUILD)/fcitx5/pic/%.o)
+FCITX5_SO  = $(BUILD)/fcitx5/liblaya-fcitx5.so
+
+$(BUILD)/fcitx5/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
+$(BUILD)/fcitx5/liblaya_pic.a: $(PIC_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/fcitx5/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(FCITX5_CXXFLAGS) -MMD -MP -c $< -o $@
+# --exclude-libs: the library's symbols stay inside the addon; -z defs:
+# nothing left for fcitx5 to resolve but its own libraries.
+$(FCITX5_SO): $(FCITX5_OBJ) $(BUILD)/fcitx5/liblaya_pic.a
+	$(CXX) -shared -o $@ $^ $(shell pkg-config --libs Fcitx5Core) -ljansson -lsodium -lm \
+	  -Wl,--exclude-libs,ALL -Wl,-z,defs
+$(BUILD)/fcitx5/laya.conf: dist/laya-fcitx5.conf.in
+	@mkdir -p $(dir $@)
+	sed 's|@LIBRARY@|$(FCITX5_ADDONDIR)/liblaya-fcitx5|g' $< >$@
+-include $(PIC_OBJ:.o=.d) $(FCITX5_OBJ:.o=.d)
+
+.PHONY: fcitx5 install-fcitx5 test-e2e-fcitx5
+fcitx5: $(FCITX5_SO) $(BUILD)/fcitx5/laya.conf
+
+install-fcitx5: fcitx5
+	install -d $(DESTDIR)$(FCITX5_ADDONDIR) $(DESTDIR)$(PREFIX)/share/fcitx5/addon
+	install -m 644 $(FCITX5_SO) $(DESTDIR)$(FCITX5_ADDONDIR)/liblaya-fcitx5.so
+	install -m 644 $(BUILD)/fcitx5/laya.conf $(DESTDIR)$(PREFIX)/share/fcitx5/addon/laya.conf
+
+# Needs fcitx5 fcitx5-pinyin fcitx5-frontend-gtk3 xvfb xauth xdotool
+# imagemagick dbus python3-gi gir1.2-gtk-3.0 fonts-wqy-microhei.
+test-e2e-fcitx5: $(BUILD)/laya fcitx5
+	BUILD=$(BUILD) sh tests/e2e/fcitx5.sh
+
 # ---- CUDA trainer (issue 4): optional, needs nvcc; `make` and `make test` never use it ----
 #   make cuda        build-cuda/laya (train --device cuda), laya_cuda_tests, laya_cuda_bench
 #   make test-cuda   GPU checks against the CPU trainer (skip cleanly without a GPU)

@@ -1,0 +1,360 @@
+/* fcx_addon.cc - the Laya fcitx5 addon (contract in fcx_addon.h).
+ *
+ * Event order within one key (fcitx5's pipeline): PreInputMethod (on_key:
+ * our keys, and our list comes down before the engine sees anything), the
+ * engine, PostInputMethod (on_key_passed: reached only by keys no one
+ * consumed, i.e. keys the client will type itself). Commits arrive as
+ * CommitString events, during the key or, for clients that ask for key
+ * order (KeyEventOrderFix), right after it. */
+#include "fcitx5/fcx_addon.h"
+
+#include <fcitx-module/notifications/notifications_public.h>
+#include <fcitx-utils/event.h>
+#include <fcitx-utils/log.h>
+#include <fcitx/candidatelist.h>
+#include <fcitx/event.h>
+#include <fcitx/inputcontext.h>
+#include <fcitx/inputcontextmanager.h>
+#include <fcitx/inputpanel.h>
+#include <fcitx/text.h>
+#include <fcitx/userinterface.h>
+
+#include <cstdlib>
+
+#include "fcitx5/fcx_text.h"
+
+#ifndef LAYA_PREFIX
+#define LAYA_PREFIX "/usr/local"
+#endif
+
+namespace laya_fcitx {
+
+FCITX_DEFINE_LOG_CATEGORY(laya_log, "laya");
+#define LAYA_LOG(level) FCITX_LOGC(::laya_fcitx::laya_log, level)
+
+namespace {
+
+constexpr int MAX_SHOWN = 5;   /* the Candidates option's upper bound */
+constexpr const char *AUX = "Laya";
+
+double now_ms() { return static_cast<double>(fcitx::now(CLOCK_MONOTONIC)) / 1000.0; }
+
+/* Password and PIN fields, the sensitive-data hint, disabled contexts. */
+bool silent(const fcitx::InputContext *ic) {
+    return ic->capabilityFlags().testAny(fcitx::CapabilityFlags{
+        fcitx::CapabilityFlag::Password, fcitx::CapabilityFlag::Sensitive, fcitx::CapabilityFlag::Disable});
+}
+
+}  // namespace
+
+/* Per input context: the session over the model, the typist's decider, the
+ * text before the cursor and what is shown. */
+class State final : public fcitx::InputContextProperty {
+public:
+    State() {
+        if (laya_decider_new(&decider) != LAYA_OK) decider = nullptr;
+    }
+    ~State() override {
+        laya_session_free(session);
+        laya_decider_free(decider);
+    }
+    void drop_session() {
+        laya_session_free(session);
+        session = nullptr;
+    }
+    /* A NULL decider (out of memory at creation) just records nothing. */
+    void event(laya_event kind) {
+        if (decider) laya_decide_event(decider, kind, now_ms());
+    }
+
+    laya_session *session = nullptr;   /* made on first use, over the addon's model */
+    laya_decider *decider = nullptr;
+    TextBefore text;
+    std::vector<std::string> shown;    /* our suggestions on screen, best first */
+    const fcitx::CandidateList *ours = nullptr;   /* our list in the panel, while shown */
+    bool message = false;              /* the model error is on screen */
+    bool expect_ours = false;          /* the next commit is a suggestion we accepted */
+    std::unique_ptr<fcitx::EventSource> deferred;   /* the pending computation */
+};
+
+namespace {
+
+class Candidate final : public fcitx::CandidateWord {
+public:
+    Candidate(Addon *addon, int index, const std::string &s)
+        : fcitx::CandidateWord(fcitx::Text(s)), addon_(addon), index_(index) {}
+    /* A click in the list. */
+    void select(fcitx::InputContext *ic) const override { addon_->accept(ic, index_); }
+
+private:
+    Addon *addon_;
+    int index_;
+};
+
+}  // namespace
+
+Addon::Addon(fcitx::Instance *instance)
+    : instance_(instance), factory_([](fcitx::InputContext &) { return new State; }) {
+    instance_->inputContextManager().registerProperty("layaState", &factory_);
+    watch();
+    reloadConfig();
+}
+
+Addon::~Addon() = default;
+
+State *Addon::state(fcitx::InputContext *ic) { return ic->propertyFor(&factory_); }
+
+void Addon::reloadConfig() {
+    fcitx::readAsIni(config_, CONFIG_FILE);
+    load_model();
+}
+
+void Addon::setConfig(const fcitx::RawConfig &raw) {
+    config_.load(raw, true);
+    fcitx::safeSaveAsIni(config_, CONFIG_FILE);
+    load_model();
+}
+
+void Addon::load_model() {
+    std::string path = config_.model.value();
+    if (path.empty()) {
+        const char *env = std::getenv("LAYA_MODEL");
+        path = env && *env ? env : LAYA_PREFIX "/share/laya/default.safetensors";
+    }
+    if (path == model_path_ && (model_ || !model_error_.empty())) return;
+    drop_sessions();
+    laya_model_free(model_);
+    model_ = nullptr;
+    model_path_ = path;
+    model_error_.clear();
+    told_ = false;
+    char err[512] = "";
+    laya_status s = laya_model_load(path.c_str(), &model_, err, sizeof err);
+    if (s != LAYA_OK) {
+        model_ = nullptr;
+        model_error_ = "cannot load the model " + path + ": " + laya_status_str(s) + (*err ? ": " : "") + err +
+                       ". Set the Model option of the Laya addon, or LAYA_MODEL, and restart fcitx5.";
+        LAYA_LOG(Error) << model_error_;
+        return;
+    }
+    LAYA_LOG(Info) << "model " << path;
+}
+
+void Addon::drop_sessions() {
+    instance_->inputContextManager().foreach([this](fcitx::InputContext *ic) {
+        State *st = state(ic);
+        hide(ic, st);
+        st->deferred.reset();
+        st->drop_session();
+        return true;
+    });
+}
+
+void Addon::watch() {
+    using fcitx::EventType;
+    using fcitx::EventWatcherPhase;
+    handlers_.emplace_back(instance_->watchEvent(EventType::InputContextKeyEvent, EventWatcherPhase::PreInputMethod,
+                                                 [this](fcitx::Event &e) { on_key(static_cast<fcitx::KeyEvent &>(e)); }));
+    handlers_.emplace_back(instance_->watchEvent(
+        EventType::InputContextKeyEvent, EventWatcherPhase::PostInputMethod,
+        [this](fcitx::Event &e) { on_key_passed(static_cast<fcitx::KeyEvent &>(e)); }));
+    handlers_.emplace_back(instance_->watchEvent(
+        EventType::InputContextCommitString, EventWatcherPhase::PostInputMethod, [this](fcitx::Event &e) {
+            auto &ce = static_cast<fcitx::CommitStringEvent &>(e);
+            auto *ic = ce.inputContext();
+            if (silent(ic)) return;
+            State *st = state(ic);
+            st->text.commit(ce.text());
+            if (st->expect_ours) {
+                /* Our own commit: the user has what they asked for; the next
+                 * key starts over. */
+                st->expect_ours = false;
+                return;
+            }
+            st->event(LAYA_EVENT_JUMP);   /* an engine's commit: no typing speed across it */
+            schedule(ic);
+        }));
+    handlers_.emplace_back(instance_->watchEvent(
+        EventType::InputContextSurroundingTextUpdated, EventWatcherPhase::PostInputMethod, [this](fcitx::Event &e) {
+            auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
+            const auto &sur = ic->surroundingText();
+            if (silent(ic) || !sur.isValid()) return;
+            state(ic)->text.surrounding(text_before(sur.text(), sur.cursor(), sur.anchor()));
+        }));
+    /* The cursor may be anywhere after these: start over. */
+    auto forget = [this](fcitx::Event &e) {
+        auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
+        State *st = state(ic);
+        st->deferred.reset();
+        hide(ic, st);
+        st->text.forget();
+        st->expect_ours = false;
+        st->event(LAYA_EVENT_JUMP);
+    };
+    for (EventType t : {EventType::InputContextFocusIn, EventType::InputContextFocusOut,
+                        EventType::InputContextReset, EventType::InputContextSwitchInputMethod})
+        handlers_.emplace_back(instance_->watchEvent(t, EventWatcherPhase::PostInputMethod, forget));
+    handlers_.emplace_back(instance_->watchEvent(EventType::InputContextCapabilityChanged,
+                                                 EventWatcherPhase::PostInputMethod, [forget](fcitx::Event &e) {
+                                                     auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
+                                                     if (silent(ic)) forget(e);
+                                                 }));
+}
+
+void Addon::on_key(fcitx::KeyEvent &ev) {
+    auto *ic = ev.inputContext();
+    State *st = state(ic);
+    if (silent(ic)) {
+        st->deferred.reset();
+        hide(ic, st);
+        st->text.forget();
+        return;
+    }
+    const fcitx::Key key = ev.key();
+    if (ev.isRelease() || key.isModifier()) return;
+    st->deferred.reset();   /* stale: this key changes the context */
+    st->text.key_arrived();
+    if (st->message) {
+        hide(ic, st);
+        return;
+    }
+    if (st->shown.empty()) return;
+    int n = static_cast<int>(st->shown.size());
+    int alt = key.digitSelection(fcitx::KeyState::Alt);
+    if (key.checkKeyList(config_.acceptKey.value()) || (alt >= 0 && alt < n)) {
+        accept(ic, alt >= 0 ? alt : 0);
+        ev.filterAndAccept();
+        return;
+    }
+    st->event(LAYA_EVENT_IGNORED);
+    hide(ic, st);
+    if (key.check(FcitxKey_Escape)) ev.filterAndAccept();
+    /* Any other key goes on to the engine as if we had never been there. */
+}
+
+void Addon::on_key_passed(fcitx::KeyEvent &ev) {
+    auto *ic = ev.inputContext();
+    const fcitx::Key key = ev.key();
+    /* forward(): the core commits the key's character in another layout
+     * itself, and that commit is seen as one. */
+    if (ev.isRelease() || key.isModifier() || silent(ic) || ev.forward()) return;
+    State *st = state(ic);
+    const bool plain = !key.states().testAny(
+        fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super});
+    uint32_t c = fcitx::Key::keySymToUnicode(key.sym());
+    if (plain && key.check(FcitxKey_BackSpace)) {
+        st->text.backspace();
+        st->event(LAYA_EVENT_BACKSPACE);
+        schedule(ic);
+    } else if (plain && c >= 0x20 && c != 0x7f) {
+        st->text.typed(c);
+        st->event(LAYA_EVENT_CHAR);
+        schedule(ic);
+    } else {
+        /* Return, arrows, Delete, Tab, shortcuts: they may move the cursor
+         * or edit in ways we cannot follow. */
+        st->text.forget();
+        st->event(LAYA_EVENT_JUMP);
+    }
+}
+
+void Addon::schedule(fcitx::InputContext *ic) {
+    /* One pending computation per context; a key that comes first drops it
+     * (on_key). The source lives in ic's state, so it dies with ic. */
+    state(ic)->deferred = instance_->eventLoop().addDeferEvent([this, ic](fcitx::EventSource *) {
+        Addon *self = this;
+        fcitx::InputContext *c = ic;
+        self->state(c)->deferred.reset();   /* destroys this lambda: only locals from here */
+        self->compute(c);
+        return true;
+    });
+}
+
+void Addon::compute(fcitx::InputContext *ic) {
+    State *st = state(ic);
+    if (silent(ic) || !ic->hasFocus()) return;
+    hide(ic, st);
+    if (!model_) {
+        tell_model_error(ic, st);
+        return;
+    }
+    if (!ic->inputPanel().empty()) return;   /* the engine shows something of its own */
+    const auto &sur = ic->surroundingText();
+    bool have = ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText) && sur.isValid();
+    std::string ctx = st->text.context(have, have ? text_before(sur.text(), sur.cursor(), sur.anchor()) : "");
+    if (ctx.empty() || !st->decider) return;
+    if (!st->session && laya_session_new(model_, &st->session) != LAYA_OK) {
+        st->session = nullptr;
+        return;
+    }
+    laya_suggestion out[MAX_SHOWN], keep[MAX_SHOWN];
+    int n = 0, n_keep = 0;
+    if (laya_session_set_context(st->session, ctx.data(), ctx.size()) != LAYA_OK ||
+        laya_suggest(st->session, config_.candidates.value(), out, &n) != LAYA_OK ||
+        laya_decide(st->decider, now_ms(), out, n, keep, &n_keep) != LAYA_OK)
+        return;
+    for (int i = 0; i < n_keep; i++)
+        if (keep[i].len) st->shown.emplace_back(keep[i].text, keep[i].len);
+    if (!st->shown.empty()) show(ic, st);
+}
+
+void Addon::show(fcitx::InputContext *ic, State *st) {
+    auto list = std::make_unique<fcitx::CommonCandidateList>();
+    int n = static_cast<int>(st->shown.size());
+    /* Labels are the keys that pick: a plain digit types a digit. */
+    const auto &keys = config_.acceptKey.value();
+    std::vector<std::string> labels;
+    for (int i = 0; i < n; i++)
+        labels.push_back(i == 0 && !keys.empty() ? keys[0].toString(fcitx::KeyStringFormat::Localized) + " "
+                                                 : "Alt+" + std::to_string(i + 1) + " ");
+    list->setPageSize(n);
+    list->setLabels(labels);
+    for (int i = 0; i < n; i++) list->append<Candidate>(this, i, st->shown[i]);
+    list->setGlobalCursorIndex(0);
+    st->ours = list.get();
+    auto &panel = ic->inputPanel();
+    panel.setAuxUp(fcitx::Text(AUX));
+    panel.setCandidateList(std::move(list));
+    ic->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
+}
+
+void Addon::hide(fcitx::InputContext *ic, State *st) {
+    if (st->shown.empty() && !st->message) return;
+    auto &panel = ic->inputPanel();
+    /* Only what is still ours: an engine may have put its own there. */
+    bool ours = st->message ? !panel.candidateList() : panel.candidateList().get() == st->ours;
+    st->shown.clear();
+    st->ours = nullptr;
+    st->message = false;
+    if (!ours) return;
+    panel.reset();
+    ic->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
+}
+
+void Addon::accept(fcitx::InputContext *ic, int i) {
+    State *st = state(ic);
+    if (i < 0 || i >= static_cast<int>(st->shown.size())) return;
+    std::string s = st->shown[static_cast<size_t>(i)];
+    hide(ic, st);
+    st->event(LAYA_EVENT_ACCEPTED);
+    st->expect_ours = true;
+    ic->commitString(s);
+}
+
+void Addon::tell_model_error(fcitx::InputContext *ic, State *st) {
+    if (told_ || !ic->inputPanel().empty()) return;
+    told_ = true;
+    if (auto *notifications = instance_->addonManager().addon("notifications", true))
+        notifications->call<fcitx::INotifications::showTip>("laya-model", "Laya", "dialog-warning",
+                                                            "Laya has no model", model_error_, 15000);
+    auto &panel = ic->inputPanel();
+    panel.setAuxUp(fcitx::Text("Laya: " + model_error_));
+    st->message = true;
+    ic->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
+}
+
+fcitx::AddonInstance *AddonFactory::create(fcitx::AddonManager *manager) { return new Addon(manager->instance()); }
+
+}  // namespace laya_fcitx
+
+FCITX_ADDON_FACTORY(laya_fcitx::AddonFactory);

@@ -1,0 +1,110 @@
+/* fcx_addon.h - the Laya fcitx5 addon: Laya's continuation beside whatever
+ * input method is active (pinyin included), a thin layer over include/laya.h.
+ *
+ * Contract:
+ *  - It never changes the application's text unless the user accepts a
+ *    suggestion, and never gets between a key and the input method: a key is
+ *    consumed only while our list is shown and only if it is one of ours
+ *    (the accept key, Tab by default; Alt+1..Alt+N; Esc dismisses). Any other
+ *    key takes the list down and goes on to the engine untouched, so typing
+ *    pinyin again leaves the pinyin engine undisturbed. Tab with nothing of
+ *    ours shown passes through.
+ *  - After text is committed (by any engine) or typed straight into the
+ *    client (a key no engine consumed), the continuation of the text before
+ *    the cursor (fcx_text.h) is computed in a deferred event, after the key
+ *    has been handled; a key that arrives first cancels it, so a burst costs
+ *    one computation for its newest context. The decision (laya_decide)
+ *    then says what is worth showing now.
+ *  - Shown as a candidate list in the input panel, under an aux line
+ *    "Laya", only while the panel is otherwise empty: when the engine has a
+ *    preedit, candidates or a message of its own we stay away. The list is
+ *    fcitx5's own surface at the caret, which pinyin users already read; a
+ *    preedit "ghost" cannot be greyed in fcitx5 (its text formats have no
+ *    colour), would read as text being composed, and some clients commit a
+ *    preedit on focus loss.
+ *  - Privacy: in input contexts with the Password or Sensitive capability
+ *    (GTK's PASSWORD and PIN purposes, Qt's sensitive-data hint) or Disable,
+ *    nothing is recorded, computed or shown. Typed text is never logged.
+ *  - Model: the addon's Model option, else $LAYA_MODEL, else
+ *    LAYA_PREFIX/share/laya/default.safetensors (where `make install` puts
+ *    it). If it cannot be loaded the user is told once, visibly (a
+ *    notification and a message in the input panel), and the addon stays
+ *    out of the way. */
+#ifndef LAYA_FCX_ADDON_H
+#define LAYA_FCX_ADDON_H
+
+#include <fcitx-config/configuration.h>
+#include <fcitx-config/iniparser.h>
+#include <fcitx-utils/i18n.h>
+#include <fcitx-utils/key.h>
+#include <fcitx/addonfactory.h>
+#include <fcitx/addoninstance.h>
+#include <fcitx/addonmanager.h>
+#include <fcitx/inputcontextproperty.h>
+#include <fcitx/instance.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "laya.h"
+
+namespace laya_fcitx {
+
+FCITX_CONFIGURATION(
+    LayaConfig,
+    fcitx::Option<std::string> model{this, "Model",
+                                     "Model file (empty: $LAYA_MODEL, else the installed default)", ""};
+    fcitx::Option<int, fcitx::IntConstrain> candidates{this, "Candidates", "Suggestions shown", 3,
+                                                       fcitx::IntConstrain(1, 5)};
+    fcitx::KeyListOption acceptKey{this,
+                                   "AcceptKey",
+                                   "Accept the first suggestion",
+                                   {fcitx::Key(FcitxKey_Tab)},
+                                   fcitx::KeyListConstrain(fcitx::KeyConstrainFlag::AllowModifierLess)};);
+
+class State;
+
+class Addon final : public fcitx::AddonInstance {
+public:
+    explicit Addon(fcitx::Instance *instance);
+    ~Addon() override;
+
+    void reloadConfig() override;
+    const fcitx::Configuration *getConfig() const override { return &config_; }
+    void setConfig(const fcitx::RawConfig &raw) override;
+
+    /* Takes suggestion i of ic's list: commits it, takes the list down. */
+    void accept(fcitx::InputContext *ic, int i);
+
+private:
+    static constexpr const char *CONFIG_FILE = "conf/laya.conf";
+
+    State *state(fcitx::InputContext *ic);
+    void load_model();
+    void drop_sessions();
+    void watch();
+    void on_key(fcitx::KeyEvent &ev);
+    void on_key_passed(fcitx::KeyEvent &ev);
+    void schedule(fcitx::InputContext *ic);
+    void compute(fcitx::InputContext *ic);
+    void show(fcitx::InputContext *ic, State *st);
+    void hide(fcitx::InputContext *ic, State *st);
+    void tell_model_error(fcitx::InputContext *ic, State *st);
+
+    fcitx::Instance *instance_;
+    LayaConfig config_;
+    laya_model *model_ = nullptr;      /* NULL: none loaded (model_error_ says why) */
+    std::string model_path_, model_error_;
+    bool told_ = false;                /* the user has seen model_error_ */
+    /* Declared after model_: destroyed first, with every session over it. */
+    fcitx::FactoryFor<State> factory_;
+    std::vector<std::unique_ptr<fcitx::HandlerTableEntry<fcitx::EventHandler>>> handlers_;
+};
+
+class AddonFactory final : public fcitx::AddonFactory {
+    fcitx::AddonInstance *create(fcitx::AddonManager *manager) override;
+};
+
+}  // namespace laya_fcitx
+#endif
