@@ -289,12 +289,16 @@ void Addon::compute(fcitx::InputContext *ic) {
     }
     laya_suggestion out[MAX_SHOWN], keep[MAX_SHOWN];
     int n = 0, n_keep = 0;
+    double t0 = now_ms();
     if (laya_session_set_context(st->session, ctx.data(), ctx.size()) != LAYA_OK ||
         laya_suggest(st->session, config_.candidates.value(), out, &n) != LAYA_OK ||
         laya_decide(st->decider, now_ms(), out, n, keep, &n_keep) != LAYA_OK)
         return;
     for (int i = 0; i < n_keep; i++)
         if (keep[i].len) st->shown.emplace_back(keep[i].text, keep[i].len);
+    /* Counts and time only: never the text. */
+    LAYA_LOG(Debug) << "suggest: " << n << " found, " << st->shown.size() << " shown, "
+                    << static_cast<long>((now_ms() - t0) * 1000) << " us";
     if (!st->shown.empty()) show(ic, st);
 }
 

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""tests/e2e/fcitx5_drive.py - the fcitx5 end-to-end checks; run by
+tests/e2e/fcitx5.sh inside xvfb-run and dbus-run-session with a throw-away
+HOME that already holds the fcitx5 profile (keyboard-us + pinyin) and our
+addon file.
+
+argv: WORKDIR EXPECT_JSON SHOT
+EXPECT_JSON maps a context to what `laya serve --stdio` suggests for it with
+the decision on, on the same model: the list the addon shows must start with
+the first of those. Laya's list is fcitx5's own input window; it is "shown"
+when that window is mapped while no engine has anything of its own to show
+(right after a commit). Prints ok/FAIL lines and "N passed, N failed"."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+work, expect_path, shot = sys.argv[1:4]
+expect = json.load(open(expect_path, encoding="utf-8"))
+passed = failed = 0
+procs = []
+
+
+def result(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok  ", name, flush=True)
+    else:
+        failed += 1
+        print("FAIL", name, detail, flush=True)
+    return cond
+
+
+def finish(code=None):
+    if procs and procs[0].poll() is None:
+        fcitx("Exit")   # a clean exit: SIGTERM makes fcitx5 print a crash report
+        try:
+            procs[0].wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    print(f"{passed} passed, {failed} failed", flush=True)
+    sys.exit(code if code is not None else (1 if failed else 0))
+
+
+def sh(*args, timeout=10):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+
+
+def wait_for(fn, secs):
+    end = time.time() + secs
+    while time.time() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.1)
+    return fn()
+
+
+def bus(*args):
+    """A call on the session bus; never activates a service."""
+    return sh("dbus-send", "--session", "--print-reply", *args)
+
+
+def fcitx(method, *args):
+    return bus("--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1." + method, *args)
+
+
+# --- fcitx5 with pinyin and our addon ------------------------------------------------
+log_path = os.path.join(work, "fcitx5.log")
+log = open(log_path, "w")
+# cloudpinyin would reach for the network; the rest is the stock set.
+procs.append(subprocess.Popen(["fcitx5", "--disable=cloudpinyin", "--verbose=laya=5"],
+                              stdout=log, stderr=subprocess.STDOUT))
+up = wait_for(lambda: "true" in bus("--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
+                                    "string:org.fcitx.Fcitx5").stdout, 20)
+if not result("fcitx5 starts", up):
+    print(open(log_path).read()[-3000:])
+    finish(1)
+loaded = wait_for(lambda: "Loaded addon laya" in open(log_path).read(), 5)
+if not result("the laya addon loads, with its model", loaded and "cannot load the model" not in open(log_path).read()):
+    print(open(log_path).read()[-3000:])
+    finish(1)
+
+# --- the window ------------------------------------------------------------------------
+os.environ["GTK_IM_MODULE"] = "fcitx"
+win = subprocess.Popen([sys.executable, "tests/e2e/window.py"], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, text=True, bufsize=1)
+procs.append(win)
+
+
+def cmd(c):
+    win.stdin.write(c + "\n")
+    win.stdin.flush()
+    return json.loads(win.stdout.readline()) if c in ("dump", "quit") else win.stdout.readline().strip()
+
+
+def text(name):
+    return cmd("dump")[name]["text"]
+
+
+if not result("window opens", win.stdout.readline().strip() == "ready"):
+    finish(1)
+wid = wait_for(lambda: sh("xdotool", "search", "--name", "^laya-e2e$").stdout.split(), 10)
+if not result("window found", bool(wid)):
+    finish(1)
+sh("xdotool", "windowfocus", "--sync", wid[0])
+
+
+def focus(name):
+    cmd("focus " + name)
+    time.sleep(0.4)
+
+
+def input_window():
+    ids = sh("xdotool", "search", "--name", "^Fcitx5 Input Window$").stdout.split()
+    return ids[0] if ids else None
+
+
+def panel_shown():
+    """fcitx5's input window is on screen."""
+    w = input_window()
+    return bool(w) and "IsViewable" in sh("xwininfo", "-id", w).stdout
+
+
+def panel_hidden():
+    return not panel_shown()
+
+
+def pinyin(keys, name):
+    """Types pinyin, then space: pinyin commits its first candidate."""
+    sh("xdotool", "type", "--delay", "120", keys)
+    wait_for(lambda: (cmd("dump")[name]["preedits"] or [""])[-1].replace(" ", "") == keys, 5)
+    sh("xdotool", "key", "space")
+
+
+def clear(name):
+    sh("xdotool", "key", "ctrl+a", "BackSpace")
+    wait_for(lambda: text(name) == "", 3)
+
+
+focus("plain")
+result("pinyin is the active input method", wait_for(lambda: fcitx("CurrentInputMethod").stdout.count('"pinyin"'), 5))
+
+# --- after a pinyin commit, Laya's continuation; Tab accepts it -------------------------
+best = expect["你好"][0]
+pinyin("nihao", "plain")
+committed = wait_for(lambda: text("plain") == "你好", 5)
+result("pinyin commits 你好 (nihao, space)", committed, text("plain"))
+result("Laya's list is shown after the commit", wait_for(panel_shown, 5))
+time.sleep(0.3)   # let the window draw
+sh("import", "-window", "root", "-crop", "640x200+0+0", "+repage", shot, timeout=20)
+sh("xdotool", "key", "Tab")
+ok = wait_for(lambda: text("plain") == "你好" + best, 5)
+result("Tab inserts Laya's first suggestion", ok, (text("plain"), best))
+result("the list is gone after Tab", wait_for(panel_hidden, 3))
+
+# --- typing pinyin again dismisses it and reaches pinyin untouched ----------------------
+clear("plain")
+pinyin("nihao", "plain")
+shown = wait_for(lambda: text("plain") == "你好", 5) and wait_for(panel_shown, 5)
+sh("xdotool", "type", "--delay", "120", "ma")
+got_ma = wait_for(lambda: (cmd("dump")["plain"]["preedits"] or [""])[-1] == "ma", 5)
+sh("xdotool", "key", "space")
+t = wait_for(lambda: re.fullmatch("你好[\u4e00-\u9fff]", text("plain")) and text("plain"), 5)
+result("typing pinyin over the list: pinyin composes 'ma'", shown and got_ma,
+       cmd("dump")["plain"]["preedits"][-4:])
+result("... and commits its own candidate, nothing of Laya's", bool(t), text("plain"))
+
+# --- Esc dismisses; Tab with nothing shown passes through -------------------------------
+focus("plain2")
+pinyin("nihao", "plain2")
+shown = wait_for(lambda: text("plain2") == "你好", 5) and wait_for(panel_shown, 5)
+sh("xdotool", "key", "Escape")
+gone = wait_for(panel_hidden, 3)
+sh("xdotool", "key", "Tab")
+time.sleep(0.8)
+result("Esc takes the list down", shown and gone)
+result("after Esc, Tab passes through: the text is what pinyin committed", text("plain2") == "你好",
+       text("plain2"))
+
+# --- a password field: nothing shown, Tab accepts nothing -------------------------------
+focus("password")
+sh("xdotool", "type", "--delay", "120", "nihao best re")
+seen = wait_for(panel_shown, 2)
+sh("xdotool", "key", "Tab")
+time.sleep(0.8)
+result("password field: no list ever", not seen)
+result("password field: Tab accepts nothing", text("password") == "nihao best re", text("password"))
+
+# --- beside keyboard-us: English typed straight into the client -------------------------
+focus("plain2")
+clear("plain2")
+fcitx("SetCurrentIM", "string:keyboard-us")
+english = wait_for(lambda: fcitx("CurrentInputMethod").stdout.count('"keyboard-us"'), 5)
+sh("xdotool", "type", "--delay", "120", "Best re")
+typed = wait_for(lambda: text("plain2") == "Best re", 5)
+shown = wait_for(panel_shown, 5)
+sh("xdotool", "key", "Tab")
+best_en = expect["Best re"][0]
+ok = wait_for(lambda: text("plain2") == "Best re" + best_en, 5)
+result("keyboard-us: keys reach the entry, Laya's list follows them", english and typed and shown,
+       text("plain2"))
+result("keyboard-us: Tab inserts the continuation of 'Best re'", ok, (text("plain2"), best_en))
+
+alive = procs[0].poll() is None
+result("fcitx5 ran the whole test and is alive", alive)
+times = [int(m) for m in re.findall(r"suggest: \d+ found, \d+ shown, (\d+) us", open(log_path).read())]
+if times:
+    times.sort()
+    print(f"     {len(times)} computations in the addon, median {times[len(times) // 2]} us, "
+          f"max {times[-1]} us", flush=True)
+cmd("quit")
+finish()
