@@ -36,6 +36,7 @@ namespace {
 
 constexpr int MAX_SHOWN = 5;   /* the Candidates option's upper bound */
 constexpr const char *AUX = "Laya";
+constexpr const char *NO_MODEL_HINT = "set LAYA_MODEL or the Laya addon's Model option, then restart fcitx5";
 
 double now_ms() { return static_cast<double>(fcitx::now(CLOCK_MONOTONIC)) / 1000.0; }
 
@@ -132,9 +133,9 @@ void Addon::load_model() {
     laya_status s = laya_model_load(path.c_str(), &model_, err, sizeof err);
     if (s != LAYA_OK) {
         model_ = nullptr;
-        model_error_ = "cannot load the model " + path + ": " + laya_status_str(s) + (*err ? ": " : "") + err +
-                       ". Set the Model option of the Laya addon, or LAYA_MODEL, and restart fcitx5.";
-        LAYA_LOG(Error) << model_error_;
+        model_error_ = *err ? err : path + ": " + laya_status_str(s);
+        LAYA_LOG(Error) << "cannot load the model " << path << ": " << laya_status_str(s) << ": " << model_error_
+                        << " (" << NO_MODEL_HINT << ")";
         return;
     }
     LAYA_LOG(Info) << "model " << path;
@@ -350,9 +351,11 @@ void Addon::tell_model_error(fcitx::InputContext *ic, State *st) {
     told_ = true;
     if (auto *notifications = instance_->addonManager().addon("notifications", true))
         notifications->call<fcitx::INotifications::showTip>("laya-model", "Laya", "dialog-warning",
-                                                            "Laya has no model", model_error_, 15000);
+                                                            "Laya has no model", model_error_ + ". " + NO_MODEL_HINT,
+                                                            15000);
     auto &panel = ic->inputPanel();
-    panel.setAuxUp(fcitx::Text("Laya: " + model_error_));
+    panel.setAuxUp(fcitx::Text(std::string("Laya has no model: ") + NO_MODEL_HINT));
+    panel.setAuxDown(fcitx::Text(model_error_));
     st->message = true;
     ic->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
 }

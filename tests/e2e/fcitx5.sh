@@ -87,14 +87,14 @@ sed "s|@LIBRARY@|${ADDON%.so}|" dist/laya-fcitx5.conf.in >"$H/.local/share/fcitx
 # there if it is taken).
 DISPLAY_NUM=$((200 + $$ % 500))
 HOME=$H XDG_CONFIG_HOME=$H/.config XDG_CACHE_HOME=$H/.cache XDG_DATA_HOME=$H/.local/share \
-XDG_RUNTIME_DIR=$T/run GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 LAYA_MODEL=$MODEL \
+XDG_RUNTIME_DIR=$T/run GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 \
     xvfb-run -a -n "$DISPLAY_NUM" -s "-screen 0 800x400x24" \
-    dbus-run-session -- "$PYTHON_GI" tests/e2e/fcitx5_drive.py "$T" "$T/expect.json" "$SHOT" \
+    dbus-run-session -- "$PYTHON_GI" tests/e2e/fcitx5_drive.py "$T" "$MODEL" "$T/expect.json" "$SHOT" \
     2>"$T/stderr.log"
 rc=$?
 # fcitx5's and the desktop services' chatter, shown only when something failed.
 if [ $rc -ne 0 ]; then
     tail -n 30 "$T/stderr.log"
-    tail -n 40 "$T/fcitx5.log"
+    tail -n 40 "$T"/fcitx5-*.log
 fi
 exit $rc

@@ -4,7 +4,7 @@ tests/e2e/fcitx5.sh inside xvfb-run and dbus-run-session with a throw-away
 HOME that already holds the fcitx5 profile (keyboard-us + pinyin) and our
 addon file.
 
-argv: WORKDIR EXPECT_JSON SHOT
+argv: WORKDIR MODEL EXPECT_JSON SHOT
 EXPECT_JSON maps a context to what `laya serve --stdio` suggests for it with
 the decision on, on the same model: the list the addon shows must start with
 the first of those. Laya's list is fcitx5's own input window; it is "shown"
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-work, expect_path, shot = sys.argv[1:4]
+work, model, expect_path, shot = sys.argv[1:5]
 expect = json.load(open(expect_path, encoding="utf-8"))
 passed = failed = 0
 procs = []
@@ -35,10 +35,10 @@ def result(name, cond, detail=""):
 
 
 def finish(code=None):
-    if procs and procs[0].poll() is None:
+    if fcitx5 and fcitx5.poll() is None:
         fcitx("Exit")   # a clean exit: SIGTERM makes fcitx5 print a crash report
         try:
-            procs[0].wait(timeout=5)
+            fcitx5.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
     for p in reversed(procs):
@@ -75,27 +75,61 @@ def fcitx(method, *args):
     return bus("--dest=org.fcitx.Fcitx5", "/controller", "org.fcitx.Fcitx.Controller1." + method, *args)
 
 
-# --- fcitx5 with pinyin and our addon ------------------------------------------------
-log_path = os.path.join(work, "fcitx5.log")
-log = open(log_path, "w")
-# cloudpinyin would reach for the network; the rest is the stock set.
-procs.append(subprocess.Popen(["fcitx5", "--disable=cloudpinyin", "--verbose=laya=5"],
-                              stdout=log, stderr=subprocess.STDOUT))
-up = wait_for(lambda: "true" in bus("--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
-                                    "string:org.fcitx.Fcitx5").stdout, 20)
-if not result("fcitx5 starts", up):
-    print(open(log_path).read()[-3000:])
-    finish(1)
-loaded = wait_for(lambda: "Loaded addon laya" in open(log_path).read(), 5)
-if not result("the laya addon loads, with its model", loaded and "cannot load the model" not in open(log_path).read()):
-    print(open(log_path).read()[-3000:])
-    finish(1)
+# --- fcitx5 with pinyin and our addon, the window -------------------------------------
+fcitx5 = win = None
+log_path = None
 
-# --- the window ------------------------------------------------------------------------
-os.environ["GTK_IM_MODULE"] = "fcitx"
-win = subprocess.Popen([sys.executable, "tests/e2e/window.py"], stdin=subprocess.PIPE,
-                       stdout=subprocess.PIPE, text=True, bufsize=1)
-procs.append(win)
+
+def owned():
+    return "true" in bus("--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
+                         "string:org.fcitx.Fcitx5").stdout
+
+
+def start_fcitx5(tag, model):
+    """fcitx5 with the stock addons but cloudpinyin (it would reach for the
+    network), our addon at debug level (it logs counts and times, no text)."""
+    global fcitx5, log_path
+    log_path = os.path.join(work, f"fcitx5-{tag}.log")
+    env = dict(os.environ, LAYA_MODEL=model)
+    fcitx5 = subprocess.Popen(["fcitx5", "--disable=cloudpinyin", "--verbose=laya=5"], env=env,
+                              stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
+    procs.insert(0, fcitx5)
+    if not result(f"{tag}: fcitx5 starts", wait_for(owned, 20)):
+        print(open(log_path).read()[-3000:])
+        finish(1)
+    return wait_for(lambda: "Loaded addon laya" in open(log_path).read(), 5)
+
+
+def stop_fcitx5():
+    fcitx("Exit")   # a clean exit: SIGTERM makes fcitx5 print a crash report
+    try:
+        fcitx5.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        fcitx5.kill()
+    procs.remove(fcitx5)
+    wait_for(lambda: not owned(), 5)
+
+
+def open_window(tag, im_module):
+    """tests/e2e/window.py, talking to fcitx5 through im_module."""
+    global win
+    env = dict(os.environ, GTK_IM_MODULE=im_module, XMODIFIERS="@im=fcitx")
+    win = subprocess.Popen([sys.executable, "tests/e2e/window.py"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
+    procs.append(win)
+    if not result(f"{tag}: window opens", win.stdout.readline().strip() == "ready"):
+        finish(1)
+    wid = wait_for(lambda: sh("xdotool", "search", "--name", "^laya-e2e$").stdout.split(), 10)
+    if not result(f"{tag}: window found", bool(wid)):
+        finish(1)
+    sh("xdotool", "windowfocus", "--sync", wid[0])
+
+
+def close_window():
+    cmd("quit")
+    win.wait(timeout=5)
+    procs.remove(win)
+    wait_for(lambda: not sh("xdotool", "search", "--name", "^laya-e2e$").stdout.split(), 5)
 
 
 def cmd(c):
@@ -108,12 +142,11 @@ def text(name):
     return cmd("dump")[name]["text"]
 
 
-if not result("window opens", win.stdout.readline().strip() == "ready"):
+loaded = start_fcitx5("model", model)
+if not result("the laya addon loads, with its model", loaded and "cannot load the model" not in open(log_path).read()):
+    print(open(log_path).read()[-3000:])
     finish(1)
-wid = wait_for(lambda: sh("xdotool", "search", "--name", "^laya-e2e$").stdout.split(), 10)
-if not result("window found", bool(wid)):
-    finish(1)
-sh("xdotool", "windowfocus", "--sync", wid[0])
+open_window("GTK module", "fcitx")
 
 
 def focus(name):
@@ -212,12 +245,46 @@ result("keyboard-us: keys reach the entry, Laya's list follows them", english an
        text("plain2"))
 result("keyboard-us: Tab inserts the continuation of 'Best re'", ok, (text("plain2"), best_en))
 
-alive = procs[0].poll() is None
-result("fcitx5 ran the whole test and is alive", alive)
+result("fcitx5 ran the whole test so far and is alive", fcitx5.poll() is None)
 times = [int(m) for m in re.findall(r"suggest: \d+ found, \d+ shown, (\d+) us", open(log_path).read())]
 if times:
     times.sort()
     print(f"     {len(times)} computations in the addon, median {times[len(times) // 2]} us, "
           f"max {times[-1]} us", flush=True)
-cmd("quit")
+close_window()
+
+# --- a client without surrounding text (XIM): the addon's own record ---------------------
+open_window("XIM", "xim")
+focus("plain")
+pinyin("nihao", "plain")
+committed = wait_for(lambda: text("plain") == "你好", 5)
+shown = wait_for(panel_shown, 5)
+sh("xdotool", "key", "Tab")
+ok = wait_for(lambda: text("plain") == "你好" + best, 5)
+result("XIM: pinyin commits 你好 and Laya's list follows", committed and shown, text("plain"))
+result("XIM: Tab inserts the continuation of what was committed", ok, (text("plain"), best))
+close_window()
+
+# --- no model: the user is told once, and the addon stays out of the way ---------------
+stop_fcitx5()
+start_fcitx5("no model", os.path.join(work, "missing.safetensors"))
+said = "cannot load the model" in open(log_path).read()
+open_window("no model", "fcitx")
+focus("plain")
+pinyin("nihao", "plain")
+committed = wait_for(lambda: text("plain") == "你好", 5)
+told = wait_for(panel_shown, 5)
+time.sleep(0.3)
+sh("import", "-window", "root", "-crop", "640x200+0+0", "+repage",
+   os.path.join(os.path.dirname(shot), "fcitx5-laya-nomodel.png"), timeout=20)
+pinyin("ma", "plain")
+again = wait_for(lambda: len(text("plain")) == 3, 5) and wait_for(panel_shown, 1.5)
+sh("xdotool", "key", "Tab")
+time.sleep(0.8)
+result("no model: fcitx5 logs why", said)
+result("no model: the first commit brings the message up", committed and told, text("plain"))
+result("no model: only once, and Tab passes through", not again and len(text("plain")) == 3,
+       text("plain"))
+result("no model: fcitx5 is alive", fcitx5.poll() is None)
+close_window()
 finish()
