@@ -153,9 +153,11 @@ install-ibus: $(BUILD)/ibus-engine-laya
 	chmod 644 $(DESTDIR)$(PREFIX)/share/ibus/component/laya.xml
 
 # Needs: libibus-1.0-dev ibus ibus-gtk3 libgtk-3-dev xvfb xauth xdotool
-# imagemagick dbus python3-gi gir1.2-gtk-3.0 (about 15 s).
+# imagemagick dbus python3-gi gir1.2-gtk-3.0 (about 15 s), then the fcitx5
+# test (test-e2e-fcitx5 below, about 20 s).
 test-e2e: $(BUILD)/laya $(BUILD)/ibus-engine-laya
 	BUILD=$(BUILD) sh tests/e2e/ibus.sh
+	$(MAKE) test-e2e-fcitx5
 
 # ---- fcitx5 addon (issue 16) ------------------------------------------------
 # `make fcitx5` builds the addon, $(BUILD)/fcitx5/liblaya-fcitx5.so, and its
@@ -206,8 +208,9 @@ install-fcitx5: fcitx5
 	install -m 644 $(FCITX5_SO) $(DESTDIR)$(FCITX5_ADDONDIR)/liblaya-fcitx5.so
 	install -m 644 $(BUILD)/fcitx5/laya.conf $(DESTDIR)$(PREFIX)/share/fcitx5/addon/laya.conf
 
-# Needs fcitx5 fcitx5-pinyin fcitx5-frontend-gtk3 xvfb xauth xdotool
-# imagemagick dbus python3-gi gir1.2-gtk-3.0 fonts-wqy-microhei.
+# Needs fcitx5 fcitx5-chinese-addons fcitx5-frontend-gtk3 xvfb xauth xdotool
+# x11-utils imagemagick dbus python3-gi gir1.2-gtk-3.0 fonts-wqy-microhei
+# (scripts/deps.sh); skips where they are missing.
 test-e2e-fcitx5: $(BUILD)/laya fcitx5
 	BUILD=$(BUILD) sh tests/e2e/fcitx5.sh
 

@@ -7,11 +7,15 @@ set -eu
 build="build-essential pkg-config libjansson-dev libsodium-dev python3 gnuplot-nox"
 # corpus extractor tests convert Traditional Chinese; the Presage and libime
 # peer tests (libime's headers need fcitx5's); the IBus engine and its
-# end-to-end test under Xvfb.
+# end-to-end test under Xvfb; the fcitx5 addon (core and module headers) and
+# its end-to-end test (fcitx5 with pinyin, the GTK3 IM module, xwininfo, a
+# font with Chinese characters for the screenshot).
 tests="opencc presage libpresage-dev libpresage-data
        libimecore-dev libfcitx5utils-dev libime-data-language-model
        libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool imagemagick dbus dbus-x11
-       python3-gi gir1.2-gtk-3.0"
+       python3-gi gir1.2-gtk-3.0
+       libfcitx5core-dev fcitx5-modules-dev fcitx5 fcitx5-chinese-addons fcitx5-frontend-gtk3
+       x11-utils fonts-wqy-microhei"
 pkgs=$build
 [ "${1:-}" = "--build" ] || pkgs="$build $tests"
 missing=""

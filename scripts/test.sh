@@ -1,15 +1,15 @@
 #!/bin/sh
 # scripts/test.sh - the README's test command: installs what the tests need
 # (Debian packages), builds, runs every suite (unit, CLI, corpus extractors,
-# the Presage peer, the IBus end-to-end test) and ends with the total
-# "N passed, N failed". Extra arguments go to make, e.g.
-# SANITIZE=address,undefined (that build skips the IBus engine, which runs
-# inside ibus-daemon, outside the sanitizers' reach).
+# the Presage peer, the IBus and fcitx5 end-to-end tests) and ends with the
+# total "N passed, N failed". Extra arguments go to make, e.g.
+# SANITIZE=address,undefined (that build skips the IBus engine and the fcitx5
+# addon, which run inside ibus-daemon and fcitx5, outside the sanitizers' reach).
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 case "$*" in
 *SANITIZE=*) make -j"$(nproc)" "$@" all ;;
-*) make -j"$(nproc)" "$@" all ibus ;;
+*) make -j"$(nproc)" "$@" all ibus fcitx5 ;;
 esac
 make "$@" test

@@ -33,6 +33,10 @@ done
 if [ -x "$BUILD/ibus-engine-laya" ] && [ -z "${LAYA_NO_E2E:-}" ]; then
     run "end to end: IBus under Xvfb" sh tests/e2e/ibus.sh
 fi
+# The fcitx5 one likewise where the addon was built (`make fcitx5`).
+if [ -f "$BUILD/fcitx5/liblaya-fcitx5.so" ] && [ -z "${LAYA_NO_E2E:-}" ]; then
+    run "end to end: fcitx5 with pinyin under Xvfb" sh tests/e2e/fcitx5.sh
+fi
 if [ -f tests/corpus/run.py ]; then
     run "corpus extractors" python3 tests/corpus/run.py
 fi

@@ -85,12 +85,17 @@ def owned():
                          "string:org.fcitx.Fcitx5").stdout
 
 
-def start_fcitx5(tag, model):
+def start_fcitx5(tag, conf_model, env_model):
     """fcitx5 with the stock addons but cloudpinyin (it would reach for the
-    network), our addon at debug level (it logs counts and times, no text)."""
+    network), our addon at debug level (it logs counts and times, no text).
+    conf_model: the addon's Model option ("" for none); env_model: $LAYA_MODEL."""
     global fcitx5, log_path
     log_path = os.path.join(work, f"fcitx5-{tag}.log")
-    env = dict(os.environ, LAYA_MODEL=model)
+    conf = os.path.join(os.environ["XDG_CONFIG_HOME"], "fcitx5", "conf")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "laya.conf"), "w", encoding="utf-8") as f:
+        f.write(f"Model={conf_model}\n")
+    env = dict(os.environ, LAYA_MODEL=env_model)
     fcitx5 = subprocess.Popen(["fcitx5", "--disable=cloudpinyin", "--verbose=laya=5"], env=env,
                               stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
     procs.insert(0, fcitx5)
@@ -142,10 +147,14 @@ def text(name):
     return cmd("dump")[name]["text"]
 
 
-loaded = start_fcitx5("model", model)
+# The model through the addon's option; $LAYA_MODEL, which it overrides, names none.
+loaded = start_fcitx5("model", model, os.path.join(work, "missing.safetensors"))
 if not result("the laya addon loads, with its model", loaded and "cannot load the model" not in open(log_path).read()):
     print(open(log_path).read()[-3000:])
     finish(1)
+conf = fcitx("GetConfig", "string:fcitx://config/addon/laya").stdout
+result("the addon's options reach configuration tools", all(o in conf for o in ("Model", "Candidates", "AcceptKey")),
+       conf[-500:])
 open_window("GTK module", "fcitx")
 
 
@@ -267,8 +276,8 @@ close_window()
 
 # --- no model: the user is told once, and the addon stays out of the way ---------------
 stop_fcitx5()
-start_fcitx5("no model", os.path.join(work, "missing.safetensors"))
-said = "cannot load the model" in open(log_path).read()
+start_fcitx5("no model", "", os.path.join(work, "missing.safetensors"))
+said = "cannot load the model " + os.path.join(work, "missing.safetensors") in open(log_path).read()
 open_window("no model", "fcitx")
 focus("plain")
 pinyin("nihao", "plain")
@@ -281,7 +290,7 @@ pinyin("ma", "plain")
 again = wait_for(lambda: len(text("plain")) == 3, 5) and wait_for(panel_shown, 1.5)
 sh("xdotool", "key", "Tab")
 time.sleep(0.8)
-result("no model: fcitx5 logs why", said)
+result("no model: fcitx5 logs why, for the model $LAYA_MODEL names", said)
 result("no model: the first commit brings the message up", committed and told, text("plain"))
 result("no model: only once, and Tab passes through", not again and len(text("plain")) == 3,
        text("plain"))
