@@ -11,7 +11,7 @@
  *    ours shown passes through.
  *  - After text is committed (by any engine) or typed straight into the
  *    client (a key no engine consumed), the continuation of the text before
- *    the cursor (fcx_text.h) is computed in a deferred event, after the key
+ *    the cursor (fcx_text.h) is computed in a timer event 8 ms after the key
  *    has been handled; a key that arrives first cancels it, so a burst costs
  *    one computation for its newest context. The decision (laya_decide)
  *    then says what is worth showing now.

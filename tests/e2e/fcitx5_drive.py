@@ -254,6 +254,17 @@ result("keyboard-us: keys reach the entry, Laya's list follows them", english an
        text("plain2"))
 result("keyboard-us: Tab inserts the continuation of 'Best re'", ok, (text("plain2"), best_en))
 
+# A burst (keys 1 ms apart): every key reaches the entry, and the addon
+# computes for far fewer of them than it saw (a computation per key would
+# hold each queued key up by one).
+n0 = open(log_path).read().count("suggest: ")
+burst = " and thank you for the quick reply"
+sh("xdotool", "type", "--delay", "1", burst)
+arrived = wait_for(lambda: text("plain2").endswith(burst), 5)
+time.sleep(0.5)
+n = open(log_path).read().count("suggest: ") - n0
+result("a burst reaches the entry whole", arrived, text("plain2"))
+result(f"a burst of {len(burst)} keys is coalesced ({n} computations)", 0 < n < len(burst) // 2)
 result("fcitx5 ran the whole test so far and is alive", fcitx5.poll() is None)
 times = [int(m) for m in re.findall(r"suggest: \d+ found, \d+ shown, (\d+) us", open(log_path).read())]
 if times:
