@@ -269,8 +269,9 @@ void Addon::schedule(fcitx::InputContext *ic) {
      * apart got one computation each (34 of 34, measured in the e2e test's
      * window). The source lives in ic's state, so it dies with ic. */
     uint64_t at = fcitx::now(CLOCK_MONOTONIC) + COALESCE_US;
-    state(ic)->deferred =
-        instance_->eventLoop().addTimeEvent(CLOCK_MONOTONIC, at, 0, [this, ic](fcitx::EventSourceTime *, uint64_t) {
+    /* Accuracy 1 ms: 0 would select sd-event's default, up to 250 ms late. */
+    state(ic)->deferred = instance_->eventLoop().addTimeEvent(
+        CLOCK_MONOTONIC, at, 1000, [this, ic](fcitx::EventSourceTime *, uint64_t) {
             Addon *self = this;
             fcitx::InputContext *c = ic;
             self->state(c)->deferred.reset();   /* destroys this lambda: only locals from here */

@@ -42,14 +42,20 @@ T=$(mktemp -d /tmp/laya-fcitx5-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$(dirname "$SHOT")"
 
+# "Monday morning" is typed as "Monday morninx", Backspace, "g": the decision
+# sees the same three contexts in turn.
 printf '%s\n' '{"op":"suggest","session":"zh","context":"你好","k":3,"decide":true}' \
-              '{"op":"suggest","session":"en","context":"Best re","k":3,"decide":true}' |
+              '{"op":"suggest","session":"en","context":"Best re","k":3,"decide":true}' \
+              '{"op":"suggest","session":"bs","context":"Monday morninx","k":3,"decide":true}' \
+              '{"op":"suggest","session":"bs","context":"Monday mornin","k":3,"decide":true}' \
+              '{"op":"suggest","session":"bs","context":"Monday morning","k":3,"decide":true}' |
     "$LAYA" serve --stdio --model "$MODEL" >"$T/replies" 2>"$T/serve.log"
 "$PYTHON_GI" - "$T/replies" "$T/expect.json" <<'PY' || { cat "$T/serve.log"; echo "FAIL laya serve answers"; echo "0 passed, 1 failed"; exit 1; }
 import json, sys
-zh, en = (json.loads(l)["suggestions"] for l in open(sys.argv[1], encoding="utf-8"))
-assert zh and en, "the model suggests nothing for a test context"
-json.dump({"你好": zh, "Best re": en}, open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)
+r = [json.loads(l)["suggestions"] for l in open(sys.argv[1], encoding="utf-8")]
+expect = {"你好": r[0], "Best re": r[1], "Monday morning": r[4]}
+assert all(expect.values()), "the model suggests nothing for a test context"
+json.dump(expect, open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)
 PY
 
 # The throw-away HOME: one group, keyboard-us then pinyin, new input
