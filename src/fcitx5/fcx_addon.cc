@@ -39,7 +39,7 @@ constexpr const char *AUX = "Laya";
 /* Quiet time before a computation: far below what a person notices, above
  * the gaps in a burst of queued keys (a paste typed out, key repeat is 25+ ms). */
 constexpr uint64_t COALESCE_US = 8000;
-constexpr const char *NO_MODEL_HINT = "set LAYA_MODEL or the Laya addon's Model option, then restart fcitx5";
+constexpr const char *NO_MODEL_HINT = "set the Laya addon's Model option, or LAYA_MODEL and restart fcitx5";
 
 double now_ms() { return static_cast<double>(fcitx::now(CLOCK_MONOTONIC)) / 1000.0; }
 
@@ -127,15 +127,15 @@ void Addon::load_model() {
     }
     if (path == model_path_ && (model_ || !model_error_.empty())) return;
     drop_sessions();
-    laya_model_free(model_);
-    model_ = nullptr;
+    model_.reset();
     model_path_ = path;
     model_error_.clear();
     told_ = false;
     char err[512] = "";
-    laya_status s = laya_model_load(path.c_str(), &model_, err, sizeof err);
+    laya_model *m = nullptr;
+    laya_status s = laya_model_load(path.c_str(), &m, err, sizeof err);
+    if (s == LAYA_OK) model_.reset(m);
     if (s != LAYA_OK) {
-        model_ = nullptr;
         model_error_ = *err ? err : path + ": " + laya_status_str(s);
         LAYA_LOG(Error) << "cannot load the model " << path << ": " << laya_status_str(s) << ": " << model_error_
                         << " (" << NO_MODEL_HINT << ")";
@@ -293,7 +293,7 @@ void Addon::compute(fcitx::InputContext *ic) {
     bool have = ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText) && sur.isValid();
     std::string ctx = st->text.context(have, have ? text_before(sur.text(), sur.cursor(), sur.anchor()) : "");
     if (ctx.empty() || !st->decider) return;
-    if (!st->session && laya_session_new(model_, &st->session) != LAYA_OK) {
+    if (!st->session && laya_session_new(model_.get(), &st->session) != LAYA_OK) {
         st->session = nullptr;
         return;
     }

@@ -92,9 +92,13 @@ private:
     void hide(fcitx::InputContext *ic, State *st);
     void tell_model_error(fcitx::InputContext *ic, State *st);
 
+    struct ModelFree {
+        void operator()(laya_model *m) const { laya_model_free(m); }
+    };
+
     fcitx::Instance *instance_;
     LayaConfig config_;
-    laya_model *model_ = nullptr;      /* NULL: none loaded (model_error_ says why) */
+    std::unique_ptr<laya_model, ModelFree> model_;   /* NULL: none loaded (model_error_ says why) */
     std::string model_path_, model_error_;
     bool told_ = false;                /* the user has seen model_error_ */
     /* Declared after model_: destroyed first, with every session over it. */
