@@ -195,9 +195,10 @@ $(BUILD)/fcitx5/%.o: %.cc
 $(FCITX5_SO): $(FCITX5_OBJ) $(BUILD)/fcitx5/liblaya_pic.a
 	$(CXX) -shared -o $@ $^ $(shell pkg-config --libs Fcitx5Core) -ljansson -lsodium -lm \
 	  -Wl,--exclude-libs,ALL -Wl,-z,defs
-$(BUILD)/fcitx5/laya.conf: dist/laya-fcitx5.conf.in
+LAYA_VERSION = $(shell sed -n 's/^\#define LAYA_VERSION "\(.*\)"/\1/p' include/laya.h)
+$(BUILD)/fcitx5/laya.conf: dist/laya-fcitx5.conf.in include/laya.h
 	@mkdir -p $(dir $@)
-	sed 's|@LIBRARY@|$(FCITX5_ADDONDIR)/liblaya-fcitx5|g' $< >$@
+	sed 's|@LIBRARY@|$(FCITX5_ADDONDIR)/liblaya-fcitx5|g; s|@VERSION@|$(LAYA_VERSION)|g' $< >$@
 -include $(PIC_OBJ:.o=.d) $(FCITX5_OBJ:.o=.d)
 
 .PHONY: fcitx5 install-fcitx5 test-e2e-fcitx5

@@ -87,7 +87,8 @@ ShowInputMethodInformation=False
 showInputMethodInformationWhenFocusIn=False
 ShowFirstInputMethodInformation=False
 INI
-sed "s|@LIBRARY@|${ADDON%.so}|" dist/laya-fcitx5.conf.in >"$H/.local/share/fcitx5/addon/laya.conf"
+sed "s|@LIBRARY@|${ADDON%.so}|; s|@VERSION@|$(sed -n 's/^#define LAYA_VERSION "\(.*\)"/\1/p' include/laya.h)|" \
+    dist/laya-fcitx5.conf.in >"$H/.local/share/fcitx5/addon/laya.conf"
 
 # A display of our own, away from other tests' (xvfb-run -a moves on from
 # there if it is taken).

@@ -158,9 +158,10 @@ result("the addon's options reach configuration tools", all(o in conf for o in (
 open_window("GTK module", "fcitx")
 
 
-def focus(name):
+def focus(name, im="pinyin"):
+    """Focuses entry name and waits until fcitx5 has its input context, on im."""
     cmd("focus " + name)
-    time.sleep(0.4)
+    return wait_for(lambda: fcitx("CurrentInputMethod").stdout.count(f'"{im}"'), 5) and time.sleep(0.4) is None
 
 
 def input_window():
@@ -190,8 +191,7 @@ def clear(name):
     wait_for(lambda: text(name) == "", 3)
 
 
-focus("plain")
-result("pinyin is the active input method", wait_for(lambda: fcitx("CurrentInputMethod").stdout.count('"pinyin"'), 5))
+result("pinyin is the active input method", focus("plain"))
 
 # --- after a pinyin commit, Laya's continuation; Tab accepts it -------------------------
 best = expect["你好"][0]
@@ -231,7 +231,7 @@ result("after Esc, Tab passes through: the text is what pinyin committed", text(
        text("plain2"))
 
 # --- a password field: nothing shown, Tab accepts nothing -------------------------------
-focus("password")
+result("password field: fcitx5 has it on keyboard-us", focus("password", "keyboard-us"))
 sh("xdotool", "type", "--delay", "120", "nihao best re")
 seen = wait_for(panel_shown, 2)
 sh("xdotool", "key", "Tab")
@@ -294,7 +294,7 @@ close_window()
 
 # --- a client without surrounding text (XIM): the addon's own record ---------------------
 open_window("XIM", "xim")
-focus("plain")
+result("XIM: the window's input context is on pinyin", focus("plain"))
 pinyin("nihao", "plain")
 committed = wait_for(lambda: text("plain") == "你好", 5)
 shown = wait_for(panel_shown, 5)
@@ -309,7 +309,7 @@ stop_fcitx5()
 start_fcitx5("no model", "", os.path.join(work, "missing.safetensors"))
 said = "cannot load the model " + os.path.join(work, "missing.safetensors") in open(log_path).read()
 open_window("no model", "fcitx")
-focus("plain")
+result("no model: the window's input context is on pinyin", focus("plain"))
 pinyin("nihao", "plain")
 committed = wait_for(lambda: text("plain") == "你好", 5)
 told = wait_for(panel_shown, 5)
