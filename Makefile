@@ -177,7 +177,8 @@ FCITX5_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror -Wshadow -fPIC -fvisib
                   -Iinclude -Isrc $(shell pkg-config --cflags $(FCITX5_PKGS)) -DLAYA_PREFIX='"$(PREFIX)"'
 FCITX5_SRC = $(sort $(wildcard src/fcitx5/*.cc))
 FCITX5_OBJ = $(FCITX5_SRC:%.cc=$(BUILD)/fcitx5/%.o)
-PIC_SRC    = $(sort $(wildcard src/util/*.c src/tok/*.c src/kern/*.c src/model/*.c src/engine/*.c))
+# The library less what only programs use (trainer, simulator, server, evaluation).
+PIC_SRC    = $(filter-out src/train/% src/sim/% src/server/% src/eval/%,$(LIB_SRC))
 PIC_OBJ    = $(PIC_SRC:%.c=$(BUILD)/fcitx5/pic/%.o)
 FCITX5_SO  = $(BUILD)/fcitx5/liblaya-fcitx5.so
 
