@@ -134,10 +134,16 @@ $(BUILD)/ibus-engine-laya: $(IBUS_OBJ) $(BUILD)/src/cli/cli_common.o $(BUILD)/li
 	$(CC) $(CFLAGS) -o $@ $^ $(IBUS_LIBS) $(LDLIBS)
 
 # The component XML names the engine's absolute path; dist/*.in are filled
-# in here. IBus reads components from /usr/share/ibus/component only (or
-# $IBUS_COMPONENT_PATH): with another PREFIX, point IBUS_COMPONENT_PATH at
-# $(PREFIX)/share/ibus/component too.
-.PHONY: ibus install-daemon install-ibus test-e2e bench-daemon
+# in here. ibus-daemon reads components only from its own data directory
+# (/usr/share/ibus/component, pkg-config's ibus-1.0 pkgdatadir) or from
+# $IBUS_COMPONENT_PATH, never from /usr/local: so the component goes to
+# IBUS_COMPONENT_DIR, which is that directory whatever PREFIX is, while the
+# engine, `laya` and the model go under PREFIX (install-ibus includes
+# install: an engine without its model would suggest nothing). A private
+# prefix (no root) sets IBUS_COMPONENT_DIR=$(PREFIX)/share/ibus/component
+# and starts ibus-daemon with IBUS_COMPONENT_PATH pointing there too.
+IBUS_COMPONENT_DIR ?= $(or $(shell pkg-config --variable=pkgdatadir ibus-1.0 2>/dev/null),/usr/share/ibus)/component
+.PHONY: ibus install-daemon install-ibus uninstall-ibus test-e2e bench-daemon
 ibus: $(BUILD)/ibus-engine-laya
 
 install: install-daemon
@@ -146,15 +152,20 @@ install-daemon:
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/laya.service.in >$(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
 	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
 
-install-ibus: $(BUILD)/ibus-engine-laya
-	install -d $(DESTDIR)$(PREFIX)/libexec $(DESTDIR)$(PREFIX)/share/ibus/component
+install-ibus: install $(BUILD)/ibus-engine-laya
+	install -d $(DESTDIR)$(PREFIX)/libexec $(DESTDIR)$(IBUS_COMPONENT_DIR)
 	install -m 755 $(BUILD)/ibus-engine-laya $(DESTDIR)$(PREFIX)/libexec/ibus-engine-laya
-	sed 's|@LIBEXECDIR@|$(PREFIX)/libexec|g' dist/laya.xml.in >$(DESTDIR)$(PREFIX)/share/ibus/component/laya.xml
-	chmod 644 $(DESTDIR)$(PREFIX)/share/ibus/component/laya.xml
+	sed -e 's|@LIBEXECDIR@|$(PREFIX)/libexec|g' -e 's|@VERSION@|$(LAYA_VERSION)|g' dist/laya.xml.in \
+	  >$(DESTDIR)$(IBUS_COMPONENT_DIR)/laya.xml
+	chmod 644 $(DESTDIR)$(IBUS_COMPONENT_DIR)/laya.xml
+	@echo "IBus engine installed: run 'ibus restart', then add Laya in ibus-setup (README: IBus)"
 
-# Needs: libibus-1.0-dev ibus ibus-gtk3 libgtk-3-dev xvfb xauth xdotool
-# imagemagick dbus python3-gi gir1.2-gtk-3.0 (about 15 s), then the fcitx5
-# test (test-e2e-fcitx5 below, about 20 s).
+uninstall-ibus:
+	rm -f $(DESTDIR)$(PREFIX)/libexec/ibus-engine-laya $(DESTDIR)$(IBUS_COMPONENT_DIR)/laya.xml
+
+# Needs what scripts/deps.sh installs for it (ibus, Xvfb, xdotool, x11-utils,
+# dconf, python3-gi with the GTK and IBus typelibs; about 15 s), then the
+# fcitx5 test (test-e2e-fcitx5 below, about 20 s).
 test-e2e: $(BUILD)/laya $(BUILD)/ibus-engine-laya
 	BUILD=$(BUILD) sh tests/e2e/ibus.sh
 	$(MAKE) test-e2e-fcitx5

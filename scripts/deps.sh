@@ -12,10 +12,10 @@ build="build-essential pkg-config libjansson-dev libsodium-dev python3 gnuplot-n
 # font with Chinese characters for the screenshot).
 tests="opencc presage libpresage-dev libpresage-data
        libimecore-dev libfcitx5utils-dev libime-data-language-model
-       libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool imagemagick dbus dbus-x11
-       python3-gi gir1.2-gtk-3.0
+       libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool x11-utils imagemagick dbus dbus-x11
+       dconf-gsettings-backend libglib2.0-bin python3-gi gir1.2-gtk-3.0 gir1.2-ibus-1.0
        libfcitx5core-dev fcitx5-modules-dev fcitx5 fcitx5-chinese-addons fcitx5-frontend-gtk3
-       x11-utils fonts-wqy-microhei"
+       fonts-wqy-microhei"
 pkgs=$build
 [ "${1:-}" = "--build" ] || pkgs="$build $tests"
 missing=""

@@ -1,17 +1,26 @@
 /* ibus_engine.c - the Laya IBus engine: ghost text and a candidate list.
  *
- * Contract (issue 7):
+ * Contract:
  *  - The application's text is never changed unless the user accepts a
  *    suggestion: every key but the few below is passed through unchanged
  *    (process_key_event returns FALSE). The ghost is a pre-edit string in
  *    grey with the cursor at its start, in IBUS_ENGINE_PREEDIT_CLEAR mode,
  *    so a focus change or reset drops it instead of committing it.
- *  - While a ghost is shown: Tab accepts the first suggestion, Alt+1..3 or a
- *    click in the candidate list accepts that one, Esc dismisses. Those keys
- *    are consumed; everything else passes through.
+ *  - While suggestions are shown: Tab or Alt+1 accepts the first (the
+ *    ghost), Alt+2/Alt+3 or a click in the candidate list the others, Esc
+ *    dismisses. Those keys are consumed; everything else passes through, so
+ *    a plain digit types the digit, and the list's labels name the keys
+ *    that really pick ("Alt+1", not "1").
  *  - Context: the text before the cursor from the client's surrounding text
  *    where the client provides it, else the engine's own record of the keys
- *    typed since the last focus change, reset or cursor movement.
+ *    typed since the last focus change, reset or cursor movement. Either is
+ *    kept to its last MAX_RECORD bytes, cut at a character boundary.
+ *  - What is shown is what the decision (laya_decide) keeps of the
+ *    suggestions: it is told every keystroke with its time (characters,
+ *    backspaces, jumps), acceptances (Tab, Alt+N, clicks) and rejections
+ *    (Esc; typing on past a shown list counts as one), so it holds back
+ *    during fast bursts and corrections and adapts to how often this typist
+ *    takes a suggestion.
  *  - Privacy: the content type is read on every key (IBus forwards it only
  *    when it changes). PASSWORD and PIN fields: nothing is shown, nothing
  *    recorded, no model call. Nothing typed is ever logged or written.
@@ -20,38 +29,69 @@
  *  - Suggestions are computed after the key's reply is sent (an idle
  *    callback), so the key reaches the application first; keys that arrive
  *    faster than suggestions are computed coalesce into one computation for
- *    the newest context. */
+ *    the newest context.
+ *  - Without a model, keys pass through and the reason is shown as
+ *    auxiliary text at the caret on focus and on each key, until Esc.
+ *
+ * Where the candidate list appears: ibus-ui-gtk3 (1.5.27) moves its
+ * candidate window to the cursor rectangle only from the window's
+ * size-allocate handler, and GTK3 drops a move made there while it maps a
+ * hidden popup, so a list hidden and shown again stays where it first
+ * appeared (the left of the entry). And the client reports the caret's
+ * new place only after the key that moved it, usually after the list for
+ * that key was sent. So the list stays up between keys (only the ghost is
+ * cleared at once), is sent twice when it appears, and is sent again when
+ * the cursor rectangle changes under it: each update while it is mapped
+ * moves it to the newest rectangle. tests/e2e/drive.py checks where it is. */
 #include "ibus/ibus_laya.h"
 
 #include <string.h>
+
+#include "engine/utf8.h"
 
 enum { N_CANDIDATES = 3, MAX_RECORD = 4096 };
 
 typedef struct {
     IBusEngine parent;
     laya_session *session;     /* NULL when there is no model */
+    laya_decider *decider;     /* NULL when there is no model */
     GString *typed;            /* our record of the text before the cursor */
     IBusLookupTable *table;
     char *cand[N_CANDIDATES];  /* shown suggestions (owned); cand[0] is the ghost */
     int n_cand;
+    gboolean table_shown;      /* the lookup table is on screen */
+    gboolean notice_off;       /* Esc dismissed the no-model notice until the next focus */
+    gint loc[4];               /* the client's last cursor rectangle: x, y, w, h */
     guint idle_id;             /* pending suggestion computation, 0 if none */
 } IBusLayaEngine;
 
 typedef struct {
     IBusEngineClass parent;
     const laya_model *model;
+    char *notice;              /* why there is no model (owned), NULL with a model */
 } IBusLayaEngineClass;
 
 G_DEFINE_TYPE(IBusLayaEngine, ibus_laya_engine, IBUS_TYPE_ENGINE)
 
-void ibus_laya_set_model(const laya_model *m) {
+void ibus_laya_set_model(const laya_model *m, const char *notice) {
     IBusLayaEngineClass *k = g_type_class_ref(IBUS_TYPE_LAYA_ENGINE);
     k->model = m;
+    g_free(k->notice);
+    k->notice = m ? NULL : g_strdup(notice ? notice : "Laya has no model");
     g_type_class_unref(k);
 }
 
-static const laya_model *model_of(IBusLayaEngine *e) {
-    return ((IBusLayaEngineClass *)G_OBJECT_GET_CLASS(e))->model;
+static IBusLayaEngineClass *class_of(IBusLayaEngine *e) {
+    return (IBusLayaEngineClass *)G_OBJECT_GET_CLASS(e);
+}
+
+/* Milliseconds on the monotonic clock, for the decision. */
+static double now_ms(void) {
+    return (double)g_get_monotonic_time() / 1000.0;
+}
+
+static void decide_event(IBusLayaEngine *e, laya_event kind) {
+    if (e->decider) laya_decide_event(e->decider, kind, now_ms());
 }
 
 static void ibus_laya_engine_init(IBusLayaEngine *e) {
@@ -59,8 +99,13 @@ static void ibus_laya_engine_init(IBusLayaEngine *e) {
     e->table = ibus_lookup_table_new(N_CANDIDATES, 0, TRUE, TRUE);
     g_object_ref_sink(e->table);
     ibus_lookup_table_set_orientation(e->table, IBUS_ORIENTATION_VERTICAL);
-    const laya_model *m = model_of(e);
-    if (m && laya_session_new(m, &e->session) != LAYA_OK) e->session = NULL;
+    e->loc[0] = e->loc[1] = -1;
+    const laya_model *m = class_of(e)->model;
+    if (m && (laya_session_new(m, &e->session) != LAYA_OK || laya_decider_new(&e->decider) != LAYA_OK)) {
+        laya_session_free(e->session);
+        e->session = NULL;
+        e->decider = NULL;
+    }
 }
 
 static void clear_candidates(IBusLayaEngine *e) {
@@ -73,14 +118,24 @@ static void cancel_pending(IBusLayaEngine *e) {
     e->idle_id = 0;
 }
 
-/* Takes the ghost and the list off the screen. */
-static void hide(IBusLayaEngine *e) {
-    IBusEngine *ie = (IBusEngine *)e;
+/* Takes the ghost off the screen; the list stays until hide_table. */
+static void hide_ghost(IBusLayaEngine *e) {
     if (!e->n_cand) return;
     clear_candidates(e);
-    ibus_engine_update_preedit_text_with_mode(ie, ibus_text_new_from_static_string(""), 0, FALSE,
+    ibus_engine_update_preedit_text_with_mode((IBusEngine *)e, ibus_text_new_from_static_string(""), 0, FALSE,
                                               IBUS_ENGINE_PREEDIT_CLEAR);
-    ibus_engine_hide_lookup_table(ie);
+}
+
+static void hide_table(IBusLayaEngine *e) {
+    if (!e->table_shown) return;
+    e->table_shown = FALSE;
+    ibus_engine_hide_lookup_table((IBusEngine *)e);
+}
+
+/* Takes the ghost and the list off the screen. */
+static void hide(IBusLayaEngine *e) {
+    hide_ghost(e);
+    hide_table(e);
 }
 
 /* Forgets the context: the cursor may be anywhere now. */
@@ -88,6 +143,7 @@ static void forget(IBusLayaEngine *e) {
     cancel_pending(e);
     hide(e);
     g_string_truncate(e->typed, 0);
+    decide_event(e, LAYA_EVENT_JUMP);
 }
 
 static void ibus_laya_engine_dispose(GObject *o) {
@@ -100,9 +156,22 @@ static void ibus_laya_engine_dispose(GObject *o) {
 
 static void ibus_laya_engine_finalize(GObject *o) {
     IBusLayaEngine *e = (IBusLayaEngine *)o;
+    laya_decider_free(e->decider);
     laya_session_free(e->session);
     g_string_free(e->typed, TRUE);
     G_OBJECT_CLASS(ibus_laya_engine_parent_class)->finalize(o);
+}
+
+/* Keeps s's last `keep` bytes or fewer, starting at a character boundary
+ * (a cut inside a character would hand the model a stray byte). */
+static void keep_tail(GString *s, size_t keep) {
+    if (s->len <= keep) return;
+    const uint8_t *u = (const uint8_t *)s->str;
+    size_t at = s->len - keep;
+    /* Any character holding byte `at` starts at most 3 bytes before it. */
+    size_t i = at > 3 ? at - 3 : 0;
+    while (i < at) i = utf8_next(u, s->len, i);
+    g_string_erase(s, 0, (gssize)i);
 }
 
 /* PASSWORD and PIN fields get nothing from us. */
@@ -110,6 +179,18 @@ static gboolean silent_field(IBusEngine *ie) {
     guint purpose = 0, hints = 0;
     ibus_engine_get_content_type(ie, &purpose, &hints);
     return purpose == IBUS_INPUT_PURPOSE_PASSWORD || purpose == IBUS_INPUT_PURPOSE_PIN;
+}
+
+/* Shows the no-model notice at the caret (auxiliary text: the panel draws
+ * it in the candidate window). */
+static void show_notice(IBusLayaEngine *e) {
+    const char *notice = class_of(e)->notice;
+    if (!notice || e->notice_off) return;
+    ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(notice), TRUE);
+}
+
+static void send_table(IBusLayaEngine *e) {
+    ibus_engine_update_lookup_table((IBusEngine *)e, e->table, TRUE);
 }
 
 static void show(IBusLayaEngine *e) {
@@ -121,26 +202,32 @@ static void show(IBusLayaEngine *e) {
     ibus_engine_update_preedit_text_with_mode(ie, t, 0, TRUE, IBUS_ENGINE_PREEDIT_CLEAR);
     ibus_lookup_table_clear(e->table);
     for (int i = 0; i < e->n_cand; i++) {
-        char label[4] = {(char)('1' + i), 0};
+        char label[8];
+        g_snprintf(label, sizeof label, "Alt+%d", i + 1);
         ibus_lookup_table_append_candidate(e->table, ibus_text_new_from_string(e->cand[i]));
         ibus_lookup_table_set_label(e->table, (guint)i, ibus_text_new_from_string(label));
     }
-    ibus_engine_update_lookup_table(ie, e->table, TRUE);
+    send_table(e);
+    /* The second copy moves a list that was hidden (see the top comment). */
+    if (!e->table_shown) send_table(e);
+    e->table_shown = TRUE;
 }
 
 static gboolean compute(gpointer data) {
     IBusLayaEngine *e = data;
     e->idle_id = 0;
-    hide(e);
-    if (!e->session || !e->typed->len || silent_field((IBusEngine *)e)) return G_SOURCE_REMOVE;
+    hide_ghost(e);
     laya_suggestion out[N_CANDIDATES];
     int n = 0;
-    if (laya_session_set_context(e->session, e->typed->str, e->typed->len) != LAYA_OK ||
-        laya_suggest(e->session, N_CANDIDATES, out, &n) != LAYA_OK)
-        return G_SOURCE_REMOVE;
+    if (!e->session || !e->typed->len || silent_field((IBusEngine *)e) ||
+        laya_session_set_context(e->session, e->typed->str, e->typed->len) != LAYA_OK ||
+        laya_suggest(e->session, N_CANDIDATES, out, &n) != LAYA_OK ||
+        laya_decide(e->decider, now_ms(), out, n, out, &n) != LAYA_OK)
+        n = 0;
     for (int i = 0; i < n; i++)
         if (out[i].len) e->cand[e->n_cand++] = g_strndup(out[i].text, out[i].len);
     if (e->n_cand) show(e);
+    else hide_table(e);
     return G_SOURCE_REMOVE;
 }
 
@@ -151,7 +238,28 @@ static void accept(IBusLayaEngine *e, int i) {
     hide(e);
     ibus_engine_commit_text((IBusEngine *)e, ibus_text_new_from_string(text));
     g_string_append(e->typed, text);
+    keep_tail(e->typed, MAX_RECORD);
     g_free(text);
+    /* Taken, and the text grew by more than a keystroke: no typing
+     * interval spans it. Then what may follow the accepted text. */
+    decide_event(e, LAYA_EVENT_ACCEPTED);
+    decide_event(e, LAYA_EVENT_JUMP);
+    cancel_pending(e);
+    e->idle_id = g_idle_add(compute, e);
+}
+
+/* 1 iff our record is the client's text s[0..len) followed by at most
+ * MAX_IN_FLIGHT more characters: the keys still in flight, which the
+ * client's surrounding text does not show yet. A record cut at the front
+ * (keep_tail) matches a long enough tail of s instead of all of it. */
+enum { MAX_IN_FLIGHT = 8 };
+static gboolean record_extends(const GString *r, const char *s, size_t len) {
+    size_t p = r->len;
+    for (int j = 0; j < MAX_IN_FLIGHT && p > 0; j++) {
+        p = utf8_prev((const uint8_t *)r->str, p);
+        if (p <= len && (p == len || p >= MAX_RECORD / 2) && !memcmp(r->str, s + len - p, p)) return TRUE;
+    }
+    return FALSE;
 }
 
 /* Brings e->typed in line with the client's view of the text before the
@@ -168,9 +276,10 @@ static void sync_context(IBusLayaEngine *e) {
     glong nchars = g_utf8_strlen(t->text, -1);
     if (at > (guint)nchars) return;
     size_t len = (size_t)(g_utf8_offset_to_pointer(t->text, at) - t->text);
-    if (e->typed->len > len && !memcmp(e->typed->str, t->text, len)) return;
+    if (record_extends(e->typed, t->text, len)) return;
     g_string_truncate(e->typed, 0);
     g_string_append_len(e->typed, t->text, (gssize)len);
+    keep_tail(e->typed, MAX_RECORD);
 }
 
 static gboolean is_modifier(guint keyval) {
@@ -187,6 +296,15 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
     }
     if (is_modifier(keyval)) return FALSE;
     guint mods = state & (IBUS_SHIFT_MASK | IBUS_CONTROL_MASK | IBUS_MOD1_MASK | IBUS_SUPER_MASK | IBUS_META_MASK);
+    if (!e->session) {
+        if (keyval == IBUS_KEY_Escape && !e->notice_off) {
+            e->notice_off = TRUE;
+            ibus_engine_hide_auxiliary_text(ie);
+        } else {
+            show_notice(e);
+        }
+        return FALSE;
+    }
     if (e->n_cand) {
         if (keyval == IBUS_KEY_Tab && !mods) {
             accept(e, 0);
@@ -194,6 +312,7 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         }
         if (keyval == IBUS_KEY_Escape && !mods) {
             hide(e);
+            decide_event(e, LAYA_EVENT_IGNORED);
             return TRUE;
         }
         if (mods == IBUS_MOD1_MASK && keyval >= IBUS_KEY_1 && keyval < IBUS_KEY_1 + (guint)e->n_cand) {
@@ -203,23 +322,28 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
     }
     gunichar c = ibus_keyval_to_unicode(keyval);
     if (c >= 0x20 && c != 0x7f && !(mods & ~IBUS_SHIFT_MASK)) {
+        /* The ghost goes at once (it no longer follows the text); the list
+         * stays until this key's suggestions replace it. */
         cancel_pending(e);
-        hide(e);
+        hide_ghost(e);
         sync_context(e);
-        if (e->typed->len > MAX_RECORD) g_string_erase(e->typed, 0, (gssize)(e->typed->len - MAX_RECORD / 2));
         g_string_append_unichar(e->typed, c);
+        keep_tail(e->typed, MAX_RECORD);
+        decide_event(e, LAYA_EVENT_CHAR);
         e->idle_id = g_idle_add(compute, e);
         return FALSE;
     }
     /* Any other key may move the cursor or edit in ways we cannot follow:
      * Backspace we can, the rest makes us re-read the context. */
     cancel_pending(e);
-    hide(e);
     if (keyval == IBUS_KEY_BackSpace && !mods && e->typed->len) {
-        const char *prev = g_utf8_find_prev_char(e->typed->str, e->typed->str + e->typed->len);
-        g_string_truncate(e->typed, prev ? (gsize)(prev - e->typed->str) : 0);
+        hide_ghost(e);
+        size_t prev = utf8_prev((const uint8_t *)e->typed->str, e->typed->len);
+        g_string_truncate(e->typed, prev);
+        decide_event(e, LAYA_EVENT_BACKSPACE);
+        e->idle_id = g_idle_add(compute, e);
     } else {
-        g_string_truncate(e->typed, 0);
+        forget(e);
     }
     return FALSE;
 }
@@ -228,8 +352,19 @@ static void candidate_clicked(IBusEngine *ie, guint index, guint button, guint s
     accept((IBusLayaEngine *)ie, (int)index);
 }
 
+static void set_cursor_location(IBusEngine *ie, gint x, gint y, gint w, gint h) {
+    IBusLayaEngine *e = (IBusLayaEngine *)ie;
+    if (e->loc[0] == x && e->loc[1] == y && e->loc[2] == w && e->loc[3] == h) return;
+    e->loc[0] = x, e->loc[1] = y, e->loc[2] = w, e->loc[3] = h;
+    /* The panel now has the new rectangle: an update moves the list there. */
+    if (e->table_shown) send_table(e);
+}
+
 static void focus_in(IBusEngine *ie) {
-    forget((IBusLayaEngine *)ie);
+    IBusLayaEngine *e = (IBusLayaEngine *)ie;
+    forget(e);
+    e->notice_off = FALSE;
+    show_notice(e);
 }
 
 static void focus_out(IBusEngine *ie) {
@@ -243,6 +378,7 @@ static void reset(IBusEngine *ie) {
 static void enable(IBusEngine *ie) {
     /* Tells the client we use surrounding text (see ibus_engine_get_surrounding_text). */
     ibus_engine_get_surrounding_text(ie, NULL, NULL, NULL);
+    show_notice((IBusLayaEngine *)ie);
 }
 
 static void disable(IBusEngine *ie) {
@@ -256,6 +392,7 @@ static void ibus_laya_engine_class_init(IBusLayaEngineClass *k) {
     o->finalize = ibus_laya_engine_finalize;
     ec->process_key_event = process_key_event;
     ec->candidate_clicked = candidate_clicked;
+    ec->set_cursor_location = set_cursor_location;
     ec->focus_in = focus_in;
     ec->focus_out = focus_out;
     ec->reset = reset;

@@ -15,8 +15,10 @@
 GType ibus_laya_engine_get_type(void);
 
 /* The model every engine instance uses (borrowed: it must outlive them).
- * NULL: engines pass every key through and show nothing. Call before the
- * factory creates engines. */
-void ibus_laya_set_model(const laya_model *m);
+ * NULL: engines pass every key through, suggest nothing and show `notice`
+ * (copied; it says why there is no model and how to fix it) as auxiliary
+ * text in the candidate window, so the user sees it where they type.
+ * Call before the factory creates engines. */
+void ibus_laya_set_model(const laya_model *m, const char *notice);
 
 #endif

@@ -5,10 +5,14 @@
  *                                            the component XML (laya.xml)
  *   ibus-engine-laya [--model PATH]          by hand: registers the
  *                                            component itself (debugging)
+ *   ibus-engine-laya --check [--model PATH]  loads the model the engine
+ *                                            would use, says which and
+ *                                            whether it loads (exit 0 iff)
  *
  * The model is --model, else $LAYA_MODEL, else the installed default (as
- * for `laya`). A model that does not load is reported once on stderr and
- * the engine passes every key through: the keyboard keeps working. */
+ * for `laya`). A model that does not load is reported on stderr and, in
+ * the candidate window, to the user; the engine then passes every key
+ * through: the keyboard keeps working. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,7 +26,7 @@ static void on_disconnected(IBusBus *bus, gpointer data) {
 }
 
 static IBusComponent *component(void) {
-    IBusComponent *c = ibus_component_new(COMPONENT, "Laya typing predictions", "0.1", "", "Laya",
+    IBusComponent *c = ibus_component_new(COMPONENT, "Laya typing predictions", laya_version(), "", "Laya",
                                           "", "", "laya");
     ibus_component_add_engine(c, ibus_engine_desc_new("laya", "Laya", "Typing predictions as ghost text",
                                                       "other", "", "Laya", "", "default"));
@@ -31,15 +35,23 @@ static IBusComponent *component(void) {
 
 int main(int argc, char **argv) {
     const char *model_path = NULL;
-    int from_ibus = 0;
+    int from_ibus = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ibus")) {
             from_ibus = 1;
+        } else if (!strcmp(argv[i], "--check")) {
+            check = 1;
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             model_path = argv[++i];
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: ibus-engine-laya [--ibus] [--model PATH]\n"
-                   "The Laya IBus engine: ghost-text suggestions; Tab accepts, Alt+1..3 picks, Esc dismisses.\n");
+            printf("usage: ibus-engine-laya [--ibus | --check] [--model PATH]\n"
+                   "The Laya IBus engine: ghost-text suggestions; Tab accepts, Alt+1..3 picks, Esc dismisses.\n"
+                   "  --ibus    started so by ibus-daemon (the component file laya.xml)\n"
+                   "  --check   say which model the engine uses and whether it loads (exit 0 iff it does)\n"
+                   "  --model   the model (default: $LAYA_MODEL, else the installed one)\n");
+            return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("ibus-engine-laya %s\n", laya_version());
             return 0;
         } else {
             fprintf(stderr, "ibus-engine-laya: unknown option '%s' (try --help)\n", argv[i]);
@@ -48,12 +60,25 @@ int main(int argc, char **argv) {
     }
 
     const char *path = cli_model_path(model_path);
-    char err[512] = "";
+    char err[512] = "", notice[1024] = "";
     laya_model *m = NULL;
     laya_status st = laya_model_load(path, &m, err, sizeof err);
+    if (check) {
+        if (st == LAYA_OK) printf("ibus-engine-laya: model %s loads\n", path);
+        else
+            fprintf(stderr, "ibus-engine-laya: cannot load model '%s': %s%s%s\n"
+                            "  hint: make install puts the shipped model beside the engine; or set LAYA_MODEL\n",
+                    path, laya_status_str(st), *err ? ": " : "", err);
+        laya_model_free(m);
+        return st == LAYA_OK ? 0 : 1;
+    }
     if (st != LAYA_OK) {
         fprintf(stderr, "ibus-engine-laya: cannot load model '%s': %s%s%s; passing keys through\n", path,
                 laya_status_str(st), *err ? ": " : "", err);
+        snprintf(notice, sizeof notice,
+                 "Laya has no model, so it suggests nothing: cannot load %s (%s).\n"
+                 "Fix: install one (make install) or set LAYA_MODEL, then run: ibus restart",
+                 path, laya_status_str(st));
         m = NULL;
     }
 
@@ -65,7 +90,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     g_signal_connect(bus, "disconnected", G_CALLBACK(on_disconnected), NULL);
-    ibus_laya_set_model(m);
+    ibus_laya_set_model(m, notice);
     IBusFactory *factory = ibus_factory_new(ibus_bus_get_connection(bus));
     ibus_factory_add_engine(factory, "laya", IBUS_TYPE_LAYA_ENGINE);
     gboolean ok;

@@ -2,19 +2,25 @@
 """tests/e2e/drive.py - the IBus end-to-end checks; run by tests/e2e/ibus.sh
 inside xvfb-run and dbus-run-session with a throw-away HOME.
 
-argv: ENGINE (ibus-engine-laya) WORKDIR EXPECT_JSON SHOT
-EXPECT_JSON is `laya complete --json -k 3 "Best re"` on the same model, so
-the ghost the engine shows must be its first suggestion. Prints ok/FAIL
-lines and "N passed, N failed"."""
+argv: LAYA PREFIX WORKDIR MODEL SHOT
+PREFIX holds a fresh `make install-ibus` (its component in
+PREFIX/share/ibus/component, which ibus-daemon is pointed at with
+IBUS_COMPONENT_PATH as the README says for a private prefix); MODEL is the
+model the engine is given (LAYA_MODEL). What the engine must show is asked
+of `laya serve --stdio` on the same model, with the decision on. Prints
+ok/FAIL lines and "N passed, N failed"."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
-engine, work, expect_path, shot = sys.argv[1:5]
-expect = json.load(open(expect_path, encoding="utf-8"))
-best = expect["suggestions"][0]["text"]
+laya, prefix, work, model, shot = sys.argv[1:6]
+engine = os.path.join(prefix, "libexec", "ibus-engine-laya")
+component_dir = os.path.join(prefix, "share", "ibus", "component")
+HERE = os.path.dirname(os.path.abspath(__file__))
+EN, ZH, ZH_NEXT = "Best re", "他听完点了点", "这家店的外卖很好"
 passed = failed = 0
 procs = []
 
@@ -42,8 +48,8 @@ def finish(code=None):
     sys.exit(code if code is not None else (1 if failed else 0))
 
 
-def sh(*args, timeout=10):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+def sh(*args, timeout=10, env=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def wait_for(fn, secs):
@@ -56,14 +62,41 @@ def wait_for(fn, secs):
     return fn()
 
 
-# --- ibus-daemon with our component ------------------------------------------
-comp = os.path.join(work, "component")
-os.makedirs(comp, exist_ok=True)
-with open("dist/laya.xml.in", encoding="utf-8") as f:
-    xml = f.read().replace("@LIBEXECDIR@/ibus-engine-laya", engine)
-with open(os.path.join(comp, "laya.xml"), "w", encoding="utf-8") as f:
-    f.write(xml)
-os.environ["IBUS_COMPONENT_PATH"] = "/usr/share/ibus/component:" + comp
+def expected(context):
+    """The decided suggestions for context, from a fresh session."""
+    req = json.dumps({"op": "suggest", "session": "e", "context": context, "k": 3, "decide": True},
+                     ensure_ascii=False)
+    r = subprocess.run([laya, "serve", "--stdio", "--model", model], input=req + "\n",
+                       capture_output=True, text=True, timeout=30)
+    return json.loads(r.stdout)["suggestions"] if r.returncode == 0 and r.stdout else []
+
+
+# --- the installed files ----------------------------------------------------------
+want_en, want_zh = expected(EN), expected(ZH)
+if not result("the fixture model suggests for both test texts", want_en and want_zh, (want_en, want_zh)):
+    finish(1)
+best, best_zh = want_en[0], want_zh[0]
+xml_path = os.path.join(component_dir, "laya.xml")
+xml = open(xml_path, encoding="utf-8").read() if os.path.exists(xml_path) else ""
+result("install-ibus: the component names the installed engine",
+       f"<exec>{engine} --ibus</exec>" in xml and os.access(engine, os.X_OK), xml_path)
+result("install-ibus: the model is installed with the engine",
+       os.path.getsize(os.path.join(prefix, "share", "laya", "default.safetensors")) > 0)
+env = {k: v for k, v in os.environ.items() if k != "LAYA_MODEL"}
+r = sh(engine, "--check", env=env)
+m = re.search(r"model (.*) loads", r.stdout)
+result("the installed engine finds the installed model", r.returncode == 0 and m and
+       os.path.realpath(m.group(1)) == os.path.realpath(os.path.join(prefix, "share/laya/default.safetensors")),
+       (r.returncode, r.stdout, r.stderr))
+r = sh(engine, "--check", env=dict(env, LAYA_MODEL=os.path.join(work, "none.safetensors")))
+result("--check fails, saying why, when the model is missing",
+       r.returncode == 1 and "none.safetensors" in r.stderr, (r.returncode, r.stderr))
+
+# --- enabling, as the README says: gsettings, then ibus-daemon ------------------------
+sh("gsettings", "set", "org.freedesktop.ibus.general", "preload-engines", "['xkb:us::eng', 'laya']")
+sh("gsettings", "set", "org.freedesktop.ibus.general", "use-system-keyboard-layout", "true")
+os.environ["IBUS_COMPONENT_PATH"] = "/usr/share/ibus/component:" + component_dir
+os.environ["LAYA_MODEL"] = model
 daemon_log = open(os.path.join(work, "ibus-daemon.log"), "w")
 procs.append(subprocess.Popen(["ibus-daemon", "--xim", "--replace", "--verbose"],
                               stdout=daemon_log, stderr=subprocess.STDOUT))
@@ -71,10 +104,12 @@ up = wait_for(lambda: sh("ibus", "engine").returncode == 0, 15)
 if not result("ibus-daemon starts", up):
     print(open(os.path.join(work, "ibus-daemon.log")).read()[-2000:])
     finish(1)
+listed = sh("ibus", "list-engine").stdout
+result("ibus list-engine shows laya", re.search(r"^\s+laya - Laya$", listed, re.M), listed[-500:])
 
 # --- the window ------------------------------------------------------------------
 os.environ["GTK_IM_MODULE"] = "ibus"
-win = subprocess.Popen([sys.executable, "tests/e2e/window.py"], stdin=subprocess.PIPE,
+win = subprocess.Popen([sys.executable, os.path.join(HERE, "window.py")], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, text=True, bufsize=1)
 procs.append(win)
 
@@ -82,7 +117,27 @@ procs.append(win)
 def cmd(c):
     win.stdin.write(c + "\n")
     win.stdin.flush()
-    return json.loads(win.stdout.readline()) if c in ("dump", "quit") else win.stdout.readline().strip()
+    reply = win.stdout.readline()
+    return json.loads(reply) if reply.startswith(("{", '"')) else reply.strip()
+
+
+def text_of(name):
+    return cmd("dump")[name]["text"]
+
+
+def ghost_is(name, want, secs=8):
+    return wait_for(lambda: (cmd("dump")[name]["preedits"] or [None])[-1] == want, secs)
+
+
+def candidate_window():
+    """(x, y) of the mapped IBus candidate window, None if there is none."""
+    tree = sh("xwininfo", "-root", "-tree").stdout
+    for wid in re.findall(r"^\s+(0x[0-9a-f]+) \"ibus-ui-gtk3\"", tree, re.M):
+        info = sh("xwininfo", "-id", wid).stdout
+        if "IsViewable" in info and int(re.search(r"Width: (\d+)", info).group(1)) > 20:
+            return (int(re.search(r"Absolute upper-left X:\s+(-?\d+)", info).group(1)),
+                    int(re.search(r"Absolute upper-left Y:\s+(-?\d+)", info).group(1)))
+    return None
 
 
 if not result("window opens", win.stdout.readline().strip() == "ready"):
@@ -90,40 +145,39 @@ if not result("window opens", win.stdout.readline().strip() == "ready"):
 wid = wait_for(lambda: sh("xdotool", "search", "--name", "^laya-e2e$").stdout.split(), 10)
 if not result("window found", bool(wid)):
     finish(1)
-wid = wid[0]
-sh("xdotool", "windowfocus", "--sync", wid)
+bound = sh(sys.executable, os.path.join(HERE, "keymap.py"), EN, ZH, ZH_NEXT, "".join(want_zh) + "1")
+result("the test's characters are bound in the keymap", bound.returncode == 0, bound.stderr)
+sh("xdotool", "windowfocus", "--sync", wid[0])
 cmd("focus plain")
 time.sleep(0.5)
-# `ibus engine laya` sets the engine but exits 1 here: it then looks the
-# engine up for its keyboard layout in a list that lacks it. What counts is
-# what the daemon reports back.
-sh("ibus", "engine", "laya")
+r = sh("ibus", "engine", "laya")
+result("ibus engine laya exits 0 (IBus keeps the system keyboard layout)", r.returncode == 0,
+       (r.returncode, r.stderr))
 result("laya is the current engine", wait_for(lambda: sh("ibus", "engine").stdout.strip() == "laya", 5))
 time.sleep(0.5)
 
-
-def ghost_is(name, want, secs=8):
-    return wait_for(lambda: (cmd("dump")[name]["preedits"] or [None])[-1] == want, secs)
-
-
-# --- ghost text, Tab accepts --------------------------------------------------------
-sh("xdotool", "type", "--delay", "120", "Best re")
+# --- ghost text at the caret, Tab accepts ------------------------------------------
+sh("xdotool", "type", "--delay", "120", EN)
 shown = ghost_is("plain", best)
 d = cmd("dump")
-result("typing: keys reach the entry unchanged", d["plain"]["text"] == "Best re", d["plain"])
+result("typing: keys reach the entry unchanged", d["plain"]["text"] == EN, d["plain"])
 result("typing: the best suggestion is the ghost text", shown, (best, d["plain"]["preedits"][-5:]))
-time.sleep(0.5)   # let the candidate window draw
+time.sleep(0.5)   # let the candidate window draw and follow the caret
+at, pos = cmd("caret plain"), candidate_window()
+result("the candidate list is at the caret, below it", pos and abs(pos[0] - at["x"]) <= 4 and
+       at["y"] + at["h"] - 2 <= pos[1] <= at["y"] + at["h"] + 12, (pos, at))
 sh("import", "-window", "root", shot, timeout=20)
 sh("xdotool", "key", "Tab")
-ok = wait_for(lambda: cmd("dump")["plain"]["text"] == "Best re" + best, 5)
+ok = wait_for(lambda: text_of("plain") == EN + best, 5)
 d = cmd("dump")
 result("Tab inserts the suggestion", ok, (d["plain"]["text"], best))
-result("the ghost is gone after Tab", d["plain"]["preedits"][-1:] == [""], d["plain"]["preedits"][-3:])
+result("the accepted ghost is gone after Tab", "" in d["plain"]["preedits"][-3:] and
+       d["plain"]["preedits"][-1] != best, d["plain"]["preedits"][-3:])
 
 # --- Esc dismisses, then Tab is an ordinary Tab -------------------------------------
 cmd("focus plain2")
 time.sleep(0.3)
-sh("xdotool", "type", "--delay", "120", "Best re")
+sh("xdotool", "type", "--delay", "120", EN)
 shown = ghost_is("plain2", best)
 sh("xdotool", "key", "Escape")
 gone = ghost_is("plain2", "", 5)
@@ -131,21 +185,74 @@ sh("xdotool", "key", "Tab")
 time.sleep(0.8)
 d = cmd("dump")
 result("Esc dismisses the ghost and inserts nothing", shown and gone, d["plain2"]["preedits"][-3:])
-result("after Esc, Tab passes through: the text is what was typed", d["plain2"]["text"] == "Best re",
-       d["plain2"])
+result("after Esc, Tab passes through: the text is what was typed", d["plain2"]["text"] == EN, d["plain2"])
+
+# --- a plain digit types the digit, even with suggestions shown ---------------------
+cmd("focus num")
+time.sleep(0.3)
+sh("xdotool", "type", "--delay", "120", EN)
+shown = ghost_is("num", best)
+sh("xdotool", "type", "1")
+ok = wait_for(lambda: text_of("num") == EN + "1", 5)
+result("a digit types the digit and picks nothing", shown and ok, (shown, text_of("num")))
+
+# --- Chinese: accept 头。, then a busy application must not lose characters ----------
+cmd("focus zh")
+time.sleep(0.3)
+sh("xdotool", "type", "--delay", "120", ZH)
+shown = ghost_is("zh", best_zh)
+sh("xdotool", "key", "Tab")
+ok = wait_for(lambda: text_of("zh") == ZH + best_zh, 5)
+result(f"Chinese: the ghost {best_zh!r} is shown and Tab inserts it", shown and ok, cmd("dump")["zh"])
+cmd("stall 1.5")   # the window is busy while the next characters are typed
+sh("xdotool", "type", "--delay", "120", ZH_NEXT)
+ok = wait_for(lambda: text_of("zh") == ZH + best_zh + ZH_NEXT, 8)
+result("typing on into a busy window loses no character", ok, (text_of("zh"), ZH + best_zh + ZH_NEXT))
 
 # --- a password field: nothing shown, nothing accepted -----------------------------
 cmd("focus password")
 time.sleep(0.3)
-sh("xdotool", "type", "--delay", "120", "Best re")
+sh("xdotool", "type", "--delay", "120", EN)
 time.sleep(1.5)
 sh("xdotool", "key", "Tab")
 time.sleep(0.8)
 d = cmd("dump")
 result("password field: no ghost text ever", not any(d["password"]["preedits"]), d["password"]["preedits"])
-result("password field: Tab accepts nothing", d["password"]["text"] == "Best re", d["password"]["text"])
+result("password field: Tab accepts nothing", d["password"]["text"] == EN, d["password"]["text"])
 
-engine_alive = sh("pgrep", "-f", "^" + engine).returncode == 0
-result("the engine process ran and is alive", engine_alive)
+result("the engine process ran and is alive", sh("pgrep", "-f", "^" + engine).returncode == 0)
 cmd("quit")
+
+# --- without a model: the user is told, at the caret --------------------------------
+# A second daemon whose engine has no model, and an IBus client that draws
+# the auxiliary text itself (as the panel does for GTK), so the test reads
+# exactly what a user would see.
+os.environ["LAYA_MODEL"] = os.path.join(work, "none.safetensors")
+procs.append(subprocess.Popen(["ibus-daemon", "--replace", "--panel", "disable"],
+                              stdout=daemon_log, stderr=subprocess.STDOUT))
+time.sleep(1)
+wait_for(lambda: sh("ibus", "list-engine").returncode == 0, 15)
+import gi  # noqa: E402
+gi.require_version("IBus", "1.0")
+from gi.repository import GLib, IBus  # noqa: E402
+IBus.init()
+bus = IBus.Bus()
+ctx = bus.create_input_context("laya-e2e")
+aux = []
+ctx.connect("update-auxiliary-text", lambda _c, t, visible: aux.append((t.get_text(), visible)))
+ctx.set_capabilities(IBus.Capabilite.PREEDIT_TEXT | IBus.Capabilite.AUXILIARY_TEXT |
+                     IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.FOCUS)
+ctx.focus_in()
+ctx.set_engine("laya")
+ctx.process_key_event(IBus.KEY_a, 38, 0)
+
+
+def pump():
+    while GLib.MainContext.default().iteration(False):
+        pass
+    return any(visible and "no model" in t for t, visible in aux)
+
+
+result("without a model the engine says so at the caret, with the fix", wait_for(pump, 8) and
+       any("none.safetensors" in t and "LAYA_MODEL" in t for t, _ in aux), aux)
 finish()
