@@ -7,9 +7,13 @@
  * move; Delete deletes forward; Ctrl-U deletes to the line start; Enter
  * commits the line and starts a new one (the lines stay in the context);
  * Tab (or Alt-1) accepts the ghost text, Alt-2/Alt-3 accept the others;
- * Esc hides the suggestions until the next key; Ctrl-C or Ctrl-D quits.
+ * Esc hides the suggestions until the next key; Ctrl-L redraws; Ctrl-C or
+ * Ctrl-D quits. The ghost is drawn only with the cursor at the end of the
+ * line: inside text it would read as text, so there the suggestions are
+ * only on the line below ("Tab: ..."). A resize (SIGWINCH) redraws.
  * The terminal is restored on every way out (quit, error exit, SIGTERM,
- * SIGHUP). Lines wider than the terminal scroll horizontally. */
+ * SIGHUP, SIGQUIT), the ghost and the suggestion line erased and the line
+ * left as typed. Lines wider than the terminal scroll horizontally. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,14 +30,26 @@
 enum { MAX_LINE = 4096, SHOW = 3 };
 
 static struct termios saved_tio;
-static volatile sig_atomic_t raw_on;
+static volatile sig_atomic_t raw_on, winch;
+
+/* What the screen must show when we leave: the edit line as typed (no
+ * ghost) and the suggestion line erased, the cursor at its start. A signal
+ * handler may have to write it, and only write() is safe there, so every
+ * render prepares it beforehand: two buffers, bye_cur names the complete
+ * one (-1: none, the cursor is on an empty line). */
+enum { OUT_MAX = 4 * MAX_LINE + 1024 };
+static char bye_buf[2][OUT_MAX];
+static size_t bye_len[2];
+static volatile sig_atomic_t bye_cur = -1;
 
 static void restore_terminal(void) {
     if (!raw_on) return;
     raw_on = 0;
-    /* Leave the cursor below the suggestion line, colours reset. */
-    static const char bye[] = "\x1b[0m\r\n\x1b[K";
-    if (write(STDOUT_FILENO, bye, sizeof bye - 1) < 0) { /* nothing left to do */ }
+    static const char plain[] = "\x1b[0m\r\n\x1b[K";
+    int b = bye_cur;
+    const char *bye = b >= 0 ? bye_buf[b] : plain;
+    size_t n = b >= 0 ? bye_len[b] : sizeof plain - 1;
+    if (write(STDOUT_FILENO, bye, n) < 0) { /* nothing left to do */ }
     tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
 }
 
@@ -41,6 +57,10 @@ static void on_signal(int sig) {
     restore_terminal();
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static void on_winch(int sig) {
+    winch = 1;
 }
 
 static void raw_mode(void) {
@@ -55,6 +75,10 @@ static void raw_mode(void) {
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
     signal(SIGQUIT, on_signal);
+    /* No SA_RESTART: a resize interrupts the read, and the loop redraws. */
+    struct sigaction sa = {.sa_handler = on_winch};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGWINCH, &sa, NULL);
     if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) != 0) cli_die("type: cannot switch the terminal to raw mode: %s", strerror(errno));
     raw_on = 1;
 }
@@ -112,12 +136,19 @@ typedef struct {
     laya_suggestion sug[SHOW];
     int n_sug, hidden;
     double ms;
+    int caret;              /* the cursor's column in the last render */
 } editor;
 
-static int term_cols(void) {
+/* The terminal's width; 0 when unknown. */
+static int term_width(void) {
     struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
-    return 80;
+    return ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+}
+
+/* The width we draw for (narrower terminals get 80 and wrap). */
+static int term_cols(void) {
+    int w = term_width();
+    return w >= 20 ? w : 80;
 }
 
 static void refresh_suggestions(editor *e) {
@@ -132,39 +163,62 @@ static void refresh_suggestions(editor *e) {
     if (st == LAYA_OK) st = laya_suggest(e->s, SHOW, e->sug, &e->n_sug);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st != LAYA_OK) e->n_sug = 0;
+    /* One line: a suggestion stops at its first control character (a line
+     * break); one left empty is dropped. */
+    int n_keep = 0;
+    for (int i = 0; i < e->n_sug; i++) {
+        laya_suggestion x = e->sug[i];
+        for (size_t j = 0; j < x.len; j++)
+            if ((unsigned char)x.text[j] < 0x20) x.len = j;
+        if (x.len) e->sug[n_keep++] = x;
+    }
+    e->n_sug = n_keep;
     e->ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 }
 
-/* Redraws the edit line (prompt, text, ghost text at the cursor) and the
- * line of other suggestions below it, then puts the cursor back. */
-static void render(editor *e) {
+/* Writes the edit line to out[0..cap) from its start: "\r", erase, the
+ * prompt, the part of the line that fits (scrolled so the cursor and a
+ * little ghost fit) and, when `ghost`, the ghost text at the cursor. The
+ * ghost is drawn only with the cursor at the end of the line. Returns the
+ * bytes written; *caret gets the cursor's column. */
+static int draw_line(const editor *e, int ghost, char *out, size_t cap, int *caret) {
     static const char prompt[] = "> ";
     int cols = term_cols() - 1, pw = 2;
-    const char *ghost = !e->hidden && e->n_sug ? e->sug[0].text : "";
-    size_t glen = !e->hidden && e->n_sug ? e->sug[0].len : 0;
-    /* Scroll so the cursor and a little ghost text fit. */
-    int room = cols - pw - (text_width(ghost, glen) < 16 ? text_width(ghost, glen) : 16);
+    int show = ghost && !e->hidden && e->n_sug && e->cur == e->len;
+    const char *g_text = show ? e->sug[0].text : "";
+    size_t glen = show ? e->sug[0].len : 0;
+    int room = cols - pw - (text_width(g_text, glen) < 16 ? text_width(g_text, glen) : 16);
     size_t start = 0;
     while (start < e->cur && text_width(e->line + start, e->cur - start) > room)
         start = utf8_next((const uint8_t *)e->line, e->len, start);
     int used = pw + text_width(e->line + start, e->cur - start);
-    char out[4 * MAX_LINE + 1024];
-    int o = snprintf(out, sizeof out, "\r\x1b[K%s", prompt);
+    int o = snprintf(out, cap, "\r\x1b[K%s", prompt);
     memcpy(out + o, e->line + start, e->cur - start);
     o += (int)(e->cur - start);
-    size_t g = fit(ghost, glen, cols - used);
-    o += snprintf(out + o, sizeof out - (size_t)o, "\x1b[90m%.*s\x1b[0m", (int)g, ghost);
-    int after = used + text_width(ghost, g);
+    size_t g = fit(g_text, glen, cols - used);
+    if (g) o += snprintf(out + o, cap - (size_t)o, "\x1b[90m%.*s\x1b[0m", (int)g, g_text);
+    int after = used + text_width(g_text, g);
     size_t r = fit(e->line + e->cur, e->len - e->cur, cols - after);
     memcpy(out + o, e->line + e->cur, r);
     o += (int)r;
-    /* The line below: the other suggestions and the engine's time. */
+    *caret = used;
+    return o;
+}
+
+/* Redraws the edit line and, below it, the suggestions not shown as the
+ * ghost (all of them when the cursor is inside the text) and the engine's
+ * time, then puts the cursor back; prepares what to leave on exit. */
+static void render(editor *e) {
+    int cols = term_cols() - 1, caret;
+    char out[OUT_MAX];
+    int o = draw_line(e, 1, out, sizeof out, &caret);
     o += snprintf(out + o, sizeof out - (size_t)o, "\r\n\x1b[K\x1b[90m");
     int w = 0;
     if (!e->hidden) {
-        for (int i = 1; i < e->n_sug; i++) {
+        int first = e->cur == e->len ? 1 : 0;   /* 0: no ghost, Tab takes the first */
+        for (int i = first; i < e->n_sug; i++) {
             char lab[16];
-            int lw = snprintf(lab, sizeof lab, "  Alt-%d: ", i + 1);
+            int lw = i ? snprintf(lab, sizeof lab, "  Alt-%d: ", i + 1) : snprintf(lab, sizeof lab, "  Tab: ");
             size_t f = fit(e->sug[i].text, e->sug[i].len, cols - w - lw - 2);
             if (w + lw + 2 > cols || f < e->sug[i].len) break;
             o += snprintf(out + o, sizeof out - (size_t)o, "%s\"%.*s\"", lab, (int)f, e->sug[i].text);
@@ -175,8 +229,15 @@ static void render(editor *e) {
         if (w + tw <= cols) o += snprintf(out + o, sizeof out - (size_t)o, "%s", t);
     }
     o += snprintf(out + o, sizeof out - (size_t)o, "\x1b[0m\x1b[A\r");
-    if (used > 0) o += snprintf(out + o, sizeof out - (size_t)o, "\x1b[%dC", used);
+    if (caret > 0) o += snprintf(out + o, sizeof out - (size_t)o, "\x1b[%dC", caret);
     if (write(STDOUT_FILENO, out, (size_t)o) < 0) exit(1);
+    e->caret = caret;
+
+    int next = bye_cur == 0 ? 1 : 0, unused;
+    int b = draw_line(e, 0, bye_buf[next], OUT_MAX, &unused);
+    b += snprintf(bye_buf[next] + b, OUT_MAX - (size_t)b, "\x1b[0m\r\n\x1b[K");
+    bye_len[next] = (size_t)b;
+    bye_cur = next;
 }
 
 static void insert(editor *e, const char *b, size_t n) {
@@ -218,6 +279,7 @@ static void commit_line(editor *e) {
     e->hidden = 1;
     e->cur = e->len;
     render(e);
+    bye_cur = -1;
     if (write(STDOUT_FILENO, "\r\n", 2) < 0) exit(1);
     e->len = e->cur = 0;
     e->hidden = 0;
@@ -232,7 +294,9 @@ static void usage(FILE *f) {
             "  Esc              hide suggestions until the next key\n"
             "  Left/Right, Home/End (Ctrl-A/Ctrl-E)   move     Backspace/Delete  erase\n"
             "  Ctrl-U           erase to the line start       Enter  new line\n"
-            "  Ctrl-C, Ctrl-D   quit\n"
+            "  Ctrl-L           redraw                        Ctrl-C, Ctrl-D  quit\n"
+            "Inside the text the suggestions show only on the line below (Tab still takes\n"
+            "the first).\n"
             "Needs a terminal; for scripts use 'laya complete' or 'laya serve --stdio'.\n");
 }
 
@@ -268,7 +332,22 @@ int cmd_type(int argc, char **argv) {
     for (;;) {
         char in[256];
         ssize_t n = read(STDIN_FILENO, in, sizeof in);
-        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINTR) {
+            if (winch) {
+                /* A narrower terminal that reflows (VTE, tmux, kitty...)
+                 * wraps the edit line and leaves the cursor caret/width rows
+                 * below its start: go back up there, erase down and draw
+                 * again at the new width. (One that cuts lines instead,
+                 * like xterm, loses that many rows above it.) */
+                winch = 0;
+                int w = term_width(), up = w > 0 ? e.caret / w : 0;
+                char buf[32];
+                int k = up ? snprintf(buf, sizeof buf, "\x1b[%dA\r\x1b[J", up) : snprintf(buf, sizeof buf, "\r\x1b[J");
+                if (write(STDOUT_FILENO, buf, (size_t)k) < 0) exit(1);
+                render(&e);
+            }
+            continue;
+        }
         if (n <= 0) break;
         int was_hidden = e.hidden, quit = 0;
         e.hidden = 0;
@@ -303,6 +382,10 @@ int cmd_type(int argc, char **argv) {
                 if (e.cur) erase(&e, utf8_prev((const uint8_t *)e.line, e.cur), e.cur);
             } else if (c == 0x15) {
                 erase(&e, 0, e.cur);
+            } else if (c == 0x0c) {
+                /* Ctrl-L: a clean screen, our lines at the top (render below). */
+                e.hidden = was_hidden;
+                if (write(STDOUT_FILENO, "\x1b[H\x1b[2J", 7) < 0) exit(1);
             } else if (c == 1) {
                 e.cur = 0;
             } else if (c == 5) {

@@ -1,0 +1,165 @@
+#!/bin/sh
+# tests/cli/type.sh - `laya type` as a person sees it: the demo runs in a
+# tmux pane (a real terminal emulator: reflow on resize, colours) and the
+# checks read the screen (tmux capture-pane), not the byte stream. Ends
+# with "N passed, N failed". Needs tmux (scripts/deps.sh).
+BUILD=${BUILD:-build}
+LAYA=$(cd "$(dirname "$0")/../.." && pwd)/$BUILD/laya
+T=$(mktemp -d /tmp/laya-cli-type-XXXXXX)
+TM="tmux -L laya-type-$$-0 -f /dev/null"
+RUNS=0
+trap '$TM kill-server 2>/dev/null; rm -rf "$T"' EXIT
+passed=0
+failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+if ! command -v tmux >/dev/null; then
+    bad "tmux is missing (scripts/deps.sh installs it)"
+    echo "$passed passed, $failed failed"
+    exit 1
+fi
+
+cat >"$T/text.txt" <<'TXT'
+Best regards, and thank you for the quick reply.
+The meeting is on Monday at ten. Please bring the report and the slides.
+Thank you for your help with the project, it was great working with you.
+TXT
+for i in 1 2 3 4 5 6 7 8; do cat "$T/text.txt"; done >"$T/big.txt"
+M=$T/out/best.safetensors
+if ! { "$LAYA" tokenizer train --vocab 300 -o "$T/t.tok" "$T/big.txt" &&
+       "$LAYA" tokenizer encode --tok "$T/t.tok" "$T/big.txt" "$T/tr.tokens" &&
+       "$LAYA" train --train "$T/tr.tokens" --valid "$T/tr.tokens" --tok "$T/t.tok" -o "$T/out" \
+           --steps 300 --H 32 --D 16 --L 1 --W 3 --batch 8 --seq 32 --threads 1 \
+           --eval-every 300 --lr 1e-2 --warmup 20 --dropout 0; } >"$T/train.log" 2>&1 ||
+   [ ! -f "$M" ]; then
+    cat "$T/train.log"
+    bad "build the fixture model"
+    echo "$passed passed, $failed failed"
+    exit 1
+fi
+BEST=$("$LAYA" complete --model "$M" -k 1 --json "Best re" |
+       python3 -c 'import json, sys; print(json.load(sys.stdin)["suggestions"][0]["text"])')
+
+# start WIDTH: a fresh pane running the demo (its pid in $T/pid); when it
+# ends, its exit status goes to $T/rc and the pane keeps the screen as the
+# demo left it.
+start() {
+    # A server of its own each time: a new session on a server still
+    # shutting down can fail.
+    $TM kill-server 2>/dev/null
+    RUNS=$((RUNS + 1))
+    TM="tmux -L laya-type-$$-$RUNS -f /dev/null"
+    rm -f "$T/rc" "$T/pid"
+    $TM new-session -d -x "$1" -y 12 \
+        "sh -c 'echo \$\$ >\"$T/pid\"; exec \"$LAYA\" type --model \"$M\"'; echo \$? >\"$T/rc\"; exec sleep 600"
+    wait_screen '^>'
+}
+# dead: the demo has ended (5 s at most); exited: with status 0.
+dead() {
+    i=0
+    while [ $i -lt 50 ] && [ ! -s "$T/rc" ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ -s "$T/rc" ]
+}
+exited() { dead && [ "$(cat "$T/rc")" = 0 ]; }
+screen() { $TM capture-pane -p 2>/dev/null; }
+# wait_screen PATTERN: until a line of the screen matches (grep -E), 5 s at most.
+wait_screen() {
+    i=0
+    while [ $i -lt 50 ]; do
+        screen | grep -qE -- "$1" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+keys() { $TM send-keys "$@"; sleep 0.3; }
+# The edit line and the one below it, from the first line starting with "> ".
+edit_line() { screen | grep -m1 -E '^> '; }
+below() { screen | grep -A1 -m1 -E '^> ' | sed -n 2p; }
+
+# --- the ghost is grey text at the end of the line, and leaves with us ------
+start 70
+keys -l "Best re"
+if wait_screen "^> Best re$BEST" &&
+   $TM capture-pane -p -e | grep -q "$(printf 'Best re\033\\[90m')$BEST"; then
+    ok "the ghost '$BEST' is grey text after the cursor"
+else
+    bad "the ghost '$BEST' is grey text after the cursor"; screen
+fi
+keys C-d
+if exited && [ "$(edit_line)" = "> Best re" ] && ! screen | grep -q 'Alt-2: "'; then
+    ok "Ctrl-D: the line stays as typed, the ghost and the suggestion line are erased"
+else
+    bad "Ctrl-D: the line stays as typed, the ghost and the suggestion line are erased"; screen
+fi
+
+start 70
+keys -l "Best re"
+wait_screen "^> Best re$BEST"
+keys C-c
+if exited && [ "$(edit_line)" = "> Best re" ]; then
+    ok "Ctrl-C: no ghost left on the screen"
+else
+    bad "Ctrl-C: no ghost left on the screen"; screen
+fi
+
+start 70
+keys -l "Best re"
+wait_screen "^> Best re$BEST"
+kill -TERM "$(cat "$T/pid")"
+if dead && [ "$(edit_line)" = "> Best re" ]; then
+    ok "SIGTERM: no ghost left on the screen"
+else
+    bad "SIGTERM: no ghost left on the screen"; screen
+fi
+
+# --- inside the text: no ghost in the line, the suggestions below -----------
+start 70
+keys -l "Best re"
+wait_screen "^> Best re$BEST"
+keys Left
+if [ "$(edit_line)" = "> Best re" ] && below | grep -q '^  Tab: "'; then
+    ok "cursor inside the text: the line reads as typed, the suggestions are below"
+else
+    bad "cursor inside the text: the line reads as typed, the suggestions are below"; screen
+fi
+keys End
+if wait_screen "^> Best re." && [ "$(edit_line)" != "> Best re" ]; then
+    ok "back at the end of the line: the ghost returns"
+else
+    bad "back at the end of the line: the ghost returns"; screen
+fi
+
+# --- a resize and Ctrl-L redraw cleanly ---------------------------------------
+start 70
+keys -l "Thank you for your help with the proj"
+wait_screen '^> Thank you for your help with the proj'
+$TM resize-window -x 30
+sleep 0.5
+n=$(screen | grep -c '^> ')
+w=$(screen | awk '{ if (length($0) > m) m = length($0) } END { print m }')
+if [ "$n" -eq 1 ] && [ "$w" -le 30 ] && edit_line | grep -q 'the proj'; then
+    ok "a narrower terminal: one edit line, redrawn to fit (no wrapped leftovers)"
+else
+    bad "a narrower terminal: one edit line, redrawn to fit (no wrapped leftovers)"; screen
+fi
+$TM resize-window -x 70
+sleep 0.5
+if [ "$(screen | grep -c '^> ')" -eq 1 ] && edit_line | grep -q '^> Thank you for your help with the proj'; then
+    ok "a wider terminal again: the whole line is back"
+else
+    bad "a wider terminal again: the whole line is back"; screen
+fi
+keys C-l
+if [ "$(screen | head -n 1 | cut -c1-7)" = "> Thank" ]; then
+    ok "Ctrl-L: a clean screen with the edit line at the top"
+else
+    bad "Ctrl-L: a clean screen with the edit line at the top"; screen
+fi
+keys C-d
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
