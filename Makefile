@@ -73,10 +73,15 @@ bench: $(BUILD)/laya_bench $(BUILD)/laya
 corpus:
 	python3 scripts/corpus/build.py
 
+# The program, the shipped model, the manual and the bash completion
+# (bash-completion also reads /usr/local/share/bash-completion/completions).
 install: $(BUILD)/laya
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/laya
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/laya $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(BUILD)/laya $(DESTDIR)$(PREFIX)/bin/laya
 	install -m 644 models/default.safetensors $(DESTDIR)$(PREFIX)/share/laya/default.safetensors
+	install -m 644 docs/laya.1 $(DESTDIR)$(PREFIX)/share/man/man1/laya.1
+	install -m 644 dist/laya.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/laya
 
 clean:
 	rm -rf build build-san

@@ -19,12 +19,41 @@
 
 enum { BLOCK = 4 << 20 };
 
+/* Each subcommand's grammar and what it does: `laya tokenizer SUB --help`. */
+static const struct {
+    const char *name, *usage, *about;
+} subs[] = {
+    {"train", "laya tokenizer train [--vocab 8192] [-o models/tokenizer.tok] FILES...",
+     "Learns byte-level BPE merges from the text FILES (UTF-8 or not) and writes the\n"
+     "tokenizer. --vocab is the number of ids (256 bytes, the specials, the merges).\n"
+     "Progress goes to stderr on a terminal."},
+    {"encode", "laya tokenizer encode --tok FILE IN.txt OUT.tokens",
+     "Encodes IN.txt into a token stream (the trainer's input), streaming in blocks;\n"
+     "the tokens equal those of encoding the whole file at once."},
+    {"decode", "laya tokenizer decode --tok FILE IN.tokens",
+     "Writes the text of a token stream to stdout (it must have been encoded with FILE)."},
+    {"info", "laya tokenizer info --tok FILE [TEXT.txt]",
+     "Prints the vocabulary size, longest token and sha256; with TEXT.txt, its bytes\n"
+     "per token and the encoding speed."},
+};
+enum { N_SUBS = sizeof subs / sizeof subs[0] };
+
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: laya tokenizer train [--vocab 8192] [-o models/tokenizer.tok] FILES...\n"
-            "       laya tokenizer encode --tok FILE IN.txt OUT.tokens\n"
-            "       laya tokenizer decode --tok FILE IN.tokens\n"
-            "       laya tokenizer info --tok FILE [TEXT.txt]\n");
+    for (int i = 0; i < N_SUBS; i++) fprintf(f, "%s %s\n", i ? "      " : "usage:", subs[i].usage);
+    fprintf(f, "laya tokenizer SUBCOMMAND --help says more about each.\n");
+}
+
+/* `laya tokenizer SUB --help`: prints SUB's help and exits 0 (SUB known). */
+static void sub_help(const char *sub) {
+    for (int i = 0; i < N_SUBS; i++)
+        if (!strcmp(subs[i].name, sub)) {
+            printf("usage: %s\n%s\n", subs[i].usage, subs[i].about);
+            exit(0);
+        }
+}
+
+static int is_help(const char *a) {
+    return !strcmp(a, "--help") || !strcmp(a, "-h");
 }
 
 static tok *load_tok(const char *path) {
@@ -39,11 +68,14 @@ static tok *load_tok(const char *path) {
 typedef struct {
     double t0, t_merge, last;
     int32_t merges;
+    int tty;            /* stderr is a terminal: progress is drawn, else not */
 } progress_ctx;
 
-/* One rewritten line on stderr: percent, merges/s and ETA once merging. */
+/* One rewritten line on stderr: percent, merges/s and ETA once merging.
+ * Only on a terminal: in a log it would be noise. */
 static void on_progress(void *vctx, double frac, const char *what) {
     progress_ctx *p = vctx;
+    if (!p->tty) return;
     double t = cli_now_s();
     if (t - p->last < 0.25 && frac < 1.0) return;
     p->last = t;
@@ -66,7 +98,10 @@ static int cmd_train_tok(int argc, char **argv) {
     const char **files = calloc((size_t)argc, sizeof *files);
     int nf = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--vocab") && i + 1 < argc) {
+        if (is_help(argv[i])) {
+            free(files);
+            sub_help("train");
+        } else if (!strcmp(argv[i], "--vocab") && i + 1 < argc) {
             vocab = (int32_t)cli_int("--vocab", argv[++i], TOK_FIRST_MERGE, TOK_MAX_VOCAB);
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) cli_die("tokenizer train: unknown option '%s'", argv[i]);
@@ -75,11 +110,11 @@ static int cmd_train_tok(int argc, char **argv) {
     if (!nf) cli_die("tokenizer train: no training files (laya tokenizer train [--vocab N] [-o OUT] FILES...)");
     for (int i = 0; i < nf; i++)
         if (access(files[i], R_OK) != 0) cli_die("cannot read training file '%s': %s", files[i], strerror(errno));
-    progress_ctx p = {cli_now_s(), 0, 0, vocab - TOK_FIRST_MERGE};
+    progress_ctx p = {cli_now_s(), 0, 0, vocab - TOK_FIRST_MERGE, isatty(STDERR_FILENO)};
     tok *t = NULL;
     char err[512] = "";
     laya_status st = tok_train(files, nf, vocab, on_progress, &p, &t, err, sizeof err);
-    fputc('\n', stderr);
+    if (p.tty) fputc('\n', stderr);
     free(files);
     if (st != LAYA_OK) cli_die("training failed: %s (%s)", err, laya_status_str(st));
     if (tok_vocab_size(t) < vocab)
@@ -117,6 +152,7 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
     fwrite(&bos, 2, 1, fo);
     size_t have = 0, consumed = 0;
     double t0 = cli_now_s();
+    int tty = isatty(STDERR_FILENO);   /* progress only on a terminal */
     for (;;) {
         size_t got = fread(buf + have, 1, BLOCK, fi);
         if (ferror(fi)) cli_die("error reading '%s'", in);
@@ -131,7 +167,7 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
         consumed += upto;
         memmove(buf, buf + upto, have - upto);
         have -= upto;
-        if (total > 0)
+        if (tty && total > 0)
             fprintf(stderr, "\rencoding %s: %5.1f%%  %.1f MB/s\033[K", in, 100.0 * (double)consumed / (double)total,
                     (double)consumed / 1e6 / (cli_now_s() - t0 + 1e-9));
         if (eof) break;
@@ -141,8 +177,8 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
     if (fseek(fo, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, fo) != sizeof hdr || fclose(fo) != 0)
         cli_die("error writing '%s': %s", tmp, strerror(errno));
     if (rename(tmp, outp) != 0) cli_die("cannot rename '%s' to '%s': %s", tmp, outp, strerror(errno));
-    fprintf(stderr, "\r%s: %zu bytes -> %llu tokens (%.3f bytes/token)\033[K\n", outp, consumed,
-            (unsigned long long)n_tok, n_tok > 1 ? (double)consumed / (double)(n_tok - 1) : 0.0);
+    fprintf(stderr, "%s%s: %zu bytes -> %llu tokens (%.3f bytes/token)%s\n", tty ? "\r" : "", outp, consumed,
+            (unsigned long long)n_tok, n_tok > 1 ? (double)consumed / (double)(n_tok - 1) : 0.0, tty ? "\033[K" : "");
     free(buf);
     free(ids);
     free(packed);
@@ -219,18 +255,26 @@ static int cmd_info(const char *tokpath, int argc, char **argv) {
 }
 
 int cmd_tokenizer(int argc, char **argv) {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (argc < 2 || is_help(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     const char *sub = argv[1];
     if (!strcmp(sub, "train")) return cmd_train_tok(argc - 1, argv + 1);
+    if (strcmp(sub, "encode") && strcmp(sub, "decode") && strcmp(sub, "info")) {
+        fprintf(stderr, "laya tokenizer: unknown subcommand '%s'\n", sub);
+        usage(stderr);
+        return 2;
+    }
     /* The rest take --tok FILE anywhere, then positional arguments. */
     const char *tokpath = NULL;
     char **pos = calloc((size_t)argc, sizeof *pos);
     int np = 0;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--tok")) {
+        if (is_help(argv[i])) {
+            free(pos);
+            sub_help(sub);
+        } else if (!strcmp(argv[i], "--tok")) {
             if (i + 1 >= argc) cli_die("--tok needs a FILE");
             tokpath = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) cli_die("tokenizer %s: unknown option '%s'", sub, argv[i]);
@@ -239,12 +283,7 @@ int cmd_tokenizer(int argc, char **argv) {
     int rc;
     if (!strcmp(sub, "encode")) rc = cmd_encode(tokpath, np, pos);
     else if (!strcmp(sub, "decode")) rc = cmd_decode(tokpath, np, pos);
-    else if (!strcmp(sub, "info")) rc = cmd_info(tokpath, np, pos);
-    else {
-        fprintf(stderr, "laya tokenizer: unknown subcommand '%s'\n", sub);
-        usage(stderr);
-        rc = 2;
-    }
+    else rc = cmd_info(tokpath, np, pos);
     free(pos);
     return rc;
 }

@@ -60,12 +60,13 @@ static void progress(void *vctx, const train_progress *p) {
     fmt_time(p->eta_s, eta, sizeof eta);
     fmt_time(p->elapsed_s, el, sizeof el);
     if (p->evaluated) {
-        fprintf(stderr, "%s step %lld  valid loss %.4f  %.4f bits/byte%s", b->tty ? "\r\033[K" : "",
+        fprintf(stderr, "%sstep %lld  valid loss %.4f  %.4f bits/byte%s", b->tty ? "\r\033[K" : "",
                 (long long)p->step, p->valid_loss[0], p->valid_bpb[0], p->best_saved ? "  (best saved)" : "");
         for (int i = 1; i < p->n_valid; i++) fprintf(stderr, "  [%d] %.4f %.4f bpb", i + 1, p->valid_loss[i], p->valid_bpb[i]);
         fputc('\n', stderr);
     }
-    if (p->elapsed_s - b->last_draw < 0.5 && !p->evaluated) return;
+    /* The bar is progress: on a terminal only (log.csv has every step). */
+    if (!b->tty || (p->elapsed_s - b->last_draw < 0.5 && !p->evaluated)) return;
     b->last_draw = p->elapsed_s;
     int width = 24, fill = (int)(p->frac * width + 0.5);
     if (fill > width) fill = width;
@@ -73,9 +74,8 @@ static void progress(void *vctx, const train_progress *p) {
     char bar[64];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
-    fprintf(stderr, "%s[%s] %3.0f%% step %lld  %.0f tok/s  loss %.4f  lr %.2e  %s  ETA %s%s",
-            b->tty ? "\r\033[K" : "", bar, 100 * p->frac, (long long)p->step, p->tokens_per_s, p->loss, p->lr,
-            el, eta, b->tty ? "" : "\n");
+    fprintf(stderr, "\r\033[K[%s] %3.0f%% step %lld  %.0f tok/s  loss %.4f  lr %.2e  %s  ETA %s", bar,
+            100 * p->frac, (long long)p->step, p->tokens_per_s, p->loss, p->lr, el, eta);
     fflush(stderr);
 }
 

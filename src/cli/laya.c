@@ -21,16 +21,22 @@ static const struct {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: laya <command> [options]   (laya <command> --help for more)\n\ncommands:\n");
+    fprintf(f, "usage: laya <command> [options]   (laya <command> --help for more)\n"
+               "       laya --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\nThe model is --model PATH, else $LAYA_MODEL, else the shipped default.\n");
+    fprintf(f, "\nThe model is --model PATH, else $LAYA_MODEL, else the shipped default.\n"
+               "The manual: man laya (docs/laya.1).\n");
 }
 
 int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("laya %s\n", laya_version());
+        return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);

@@ -82,6 +82,9 @@ result("install-ibus: the component names the installed engine",
        f"<exec>{engine} --ibus</exec>" in xml and os.access(engine, os.X_OK), xml_path)
 result("install-ibus: the model is installed with the engine",
        os.path.getsize(os.path.join(prefix, "share", "laya", "default.safetensors")) > 0)
+result("install: the manual and the bash completion",
+       os.path.exists(os.path.join(prefix, "share/man/man1/laya.1")) and
+       os.path.exists(os.path.join(prefix, "share/bash-completion/completions/laya")))
 env = {k: v for k, v in os.environ.items() if k != "LAYA_MODEL"}
 r = sh(engine, "--check", env=env)
 m = re.search(r"model (.*) loads", r.stdout)
