@@ -193,18 +193,34 @@ static void send_table(IBusLayaEngine *e) {
     ibus_engine_update_lookup_table((IBusEngine *)e, e->table, TRUE);
 }
 
+/* How a suggestion is drawn (what is inserted stays the suggestion): line
+ * breaks as U+23CE, and in the list (`edges`) a space at either end as
+ * U+2423, or "lp" and "lp " would look the same. Caller frees. */
+static char *visible(const char *s, gboolean edges) {
+    GString *v = g_string_new(NULL);
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\n') g_string_append(v, "\u23ce");
+        else if (s[i] == ' ' && edges && (i == 0 || i == n - 1)) g_string_append(v, "\u2423");
+        else g_string_append_c(v, s[i]);
+    }
+    return g_string_free(v, FALSE);
+}
+
 static void show(IBusLayaEngine *e) {
     IBusEngine *ie = (IBusEngine *)e;
-    const char *ghost = e->cand[0];
+    char *ghost = visible(e->cand[0], FALSE);
     IBusText *t = ibus_text_new_from_string(ghost);
     ibus_text_append_attribute(t, IBUS_ATTR_TYPE_FOREGROUND, 0x808080, 0, (gint)g_utf8_strlen(ghost, -1));
     /* Cursor 0: the caret stays where the user is typing, before the ghost. */
     ibus_engine_update_preedit_text_with_mode(ie, t, 0, TRUE, IBUS_ENGINE_PREEDIT_CLEAR);
+    g_free(ghost);
     ibus_lookup_table_clear(e->table);
     for (int i = 0; i < e->n_cand; i++) {
-        char label[8];
+        char label[8], *shown = visible(e->cand[i], TRUE);
         g_snprintf(label, sizeof label, "Alt+%d", i + 1);
-        ibus_lookup_table_append_candidate(e->table, ibus_text_new_from_string(e->cand[i]));
+        ibus_lookup_table_append_candidate(e->table, ibus_text_new_from_string(shown));
+        g_free(shown);
         ibus_lookup_table_set_label(e->table, (guint)i, ibus_text_new_from_string(label));
     }
     send_table(e);
