@@ -20,7 +20,7 @@ laya, prefix, work, model, shot = sys.argv[1:6]
 engine = os.path.join(prefix, "libexec", "ibus-engine-laya")
 component_dir = os.path.join(prefix, "share", "ibus", "component")
 HERE = os.path.dirname(os.path.abspath(__file__))
-EN, ZH, ZH_NEXT = "Best re", "他听完点了点", "这家店的外卖很好"
+EN, ZH, ZH_NEXT = os.environ.get("TEXT") or "Best re", "他听完点了点", "这家店的外卖很好"
 passed = failed = 0
 procs = []
 
@@ -169,7 +169,10 @@ time.sleep(0.5)   # let the candidate window draw and follow the caret
 at, pos = cmd("caret plain"), candidate_window()
 result("the candidate list is at the caret, below it", pos and abs(pos[0] - at["x"]) <= 4 and
        at["y"] + at["h"] - 2 <= pos[1] <= at["y"] + at["h"] + 12, (pos, at))
-sh("import", "-window", "root", shot, timeout=20)
+# The window and the candidate list over it: the root window cut to the window.
+geo = re.search(r"Geometry: (\d+)x(\d+)", sh("xdotool", "getwindowgeometry", wid[0]).stdout)
+sh("import", "-window", "root", "-crop", f"{geo.group(1)}x{geo.group(2)}+0+0" if geo else "800x400+0+0",
+   "+repage", shot, timeout=20)
 sh("xdotool", "key", "Tab")
 ok = wait_for(lambda: text_of("plain") == EN + best, 5)
 d = cmd("dump")
