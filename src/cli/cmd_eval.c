@@ -176,7 +176,7 @@ int cmd_eval(int argc, char **argv) {
     if (!paths) cli_die("out of memory");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), 0;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return free(paths), usage(stdout), 0;
         else if (!strcmp(a, "--engine") && v && *v) ec.cmd = v, i++;
         else if (!strcmp(a, "--model") && v) ec.model = v, i++;
         else if (!strcmp(a, "--k") || !strcmp(a, "-k")) cfg.ks[0] = (int)cli_int(a, v, 1, EVAL_MAX_K), i++;
