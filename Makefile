@@ -14,7 +14,7 @@ BUILD    ?= build
 
 CFLAGS   = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
            -Wno-unused-parameter -Iinclude -Isrc -fopenmp
-LDLIBS   = -ljansson -lsodium -lm -fopenmp
+LDLIBS   = -ljansson -lsodium -lsqlite3 -lm -fopenmp
 
 ifneq ($(SANITIZE),)
   BUILD   = build-san

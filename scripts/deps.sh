@@ -4,7 +4,7 @@
 #   scripts/deps.sh          build + unit/CLI tests + peers + IBus end-to-end test
 #   scripts/deps.sh --build  only what building and running `laya` needs
 set -eu
-build="build-essential pkg-config libjansson-dev libsodium-dev python3 gnuplot-nox"
+build="build-essential pkg-config libjansson-dev libsodium-dev libsqlite3-dev python3 gnuplot-nox"
 # corpus extractor tests convert Traditional Chinese; the Presage and libime
 # peer tests (libime's headers need fcitx5's); the IBus engine and its
 # end-to-end test under Xvfb; the fcitx5 addon (core and module headers) and

@@ -1,0 +1,698 @@
+/* learn_store.c - the SQLite store of committed text (learn_store.h). */
+#include "learn/learn_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/utf8.h"
+#include "util/err.h"
+
+/* The WAL-index header (https://www.sqlite.org/walformat.html, "The
+ * WAL-Index Header"): the first 48 bytes of the -shm file, which every
+ * writer rewrites when it commits (iChange at byte 8 counts transactions;
+ * mxFrame, the salts and checksums follow), format version 3007000 at byte
+ * 0. WALINDEX_PGSZ is SQLite's shm region size. */
+enum { WAL_HDR_WORDS = 12, WAL_INDEX_VERSION = 3007000, WALINDEX_PGSZ = 32768 };
+
+struct learn_store {
+    sqlite3 *db;
+    sqlite3_stmt *add, *incognito, *generation, *data_version, *rows, *max_id;
+    int64_t cap;
+    /* An upper bound on the row count: rows_known rows when the largest id
+     * was id_known; every later row takes a larger id (ids are never
+     * reused), so rows <= rows_known + (max id - id_known). -1: unknown. */
+    int64_t rows_known, id_known;
+    int64_t data_version_seen;
+    /* The WAL-index header in this connection's mapping of the -shm file
+     * (NULL: none, e.g. ":memory:"), and the copy seen last. */
+    const volatile uint32_t *wal_hdr;
+    uint32_t wal_hdr_seen[WAL_HDR_WORDS];
+    char path[LEARN_STORE_PATH_MAX];
+};
+
+static void map_wal_header(learn_store *s);
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* Maps a SQLite failure while `doing` to a status and a sentence with a
+ * hint. The message is read from the connection, so call it right after the
+ * failing call. */
+static laya_status fail(learn_store *s, int rc, const char *doing, char *err, size_t errlen) {
+    const char *msg = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return err_set(err, errlen, LAYA_ERR_IO,
+                       "memory store %s is locked by another process (waited %d ms while %s): try again; if it "
+                       "persists, look for a stuck laya process",
+                       s->path, LEARN_STORE_BUSY_MS, doing);
+    case SQLITE_NOTADB:
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "memory store %s is not a SQLite database (damaged, or another kind of file): move it "
+                       "away and Laya starts an empty one there",
+                       s->path);
+    case SQLITE_CORRUPT:
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "memory store %s is damaged (%s while %s): move it away (the sqlite3 tool's .recover "
+                       "may save its text) and Laya starts an empty one there",
+                       s->path, msg, doing);
+    case SQLITE_NOMEM: return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory while %s", doing);
+    case SQLITE_FULL:
+        return err_set(err, errlen, LAYA_ERR_IO, "memory store %s: the disk is full (while %s)", s->path, doing);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+        return err_set(err, errlen, LAYA_ERR_IO, "memory store %s: %s while %s (check the file and its folder)",
+                       s->path, msg, doing);
+    case SQLITE_MISUSE: return err_set(err, errlen, LAYA_ERR_INTERNAL, "memory store: %s while %s", msg, doing);
+    default:
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "memory store %s: %s while %s", s->path, msg, doing);
+    }
+}
+
+static laya_status exec(learn_store *s, const char *sql, const char *doing, char *err, size_t errlen) {
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? LAYA_OK : fail(s, rc, doing, err, errlen);
+}
+
+static void rollback(learn_store *s) {
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static laya_status commit(learn_store *s, const char *doing, char *err, size_t errlen) {
+    laya_status st = exec(s, "COMMIT", doing, err, errlen);
+    if (st != LAYA_OK) rollback(s);
+    return st;
+}
+
+/* The single integer a statement yields (0 for no row); resets it. */
+static laya_status step_int(learn_store *s, sqlite3_stmt *q, int64_t *v, const char *doing, char *err,
+                            size_t errlen) {
+    int rc = sqlite3_step(q);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    laya_status st = rc == SQLITE_ROW || rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, doing, err, errlen);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return st;
+}
+
+static laya_status query_int(learn_store *s, const char *sql, int64_t *v, const char *doing, char *err,
+                             size_t errlen) {
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
+    if (rc != SQLITE_OK) return fail(s, rc, doing, err, errlen);
+    laya_status st = step_int(s, q, v, doing, err, errlen);
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* ---- words ------------------------------------------------------------------ */
+
+enum { CH_OTHER, CH_WORD, CH_CJK };
+
+static int cp_class(int32_t c) {
+    if (c < 0) return CH_OTHER;
+    if (c < 0x80) {
+        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ? CH_WORD
+                                                                                                      : CH_OTHER;
+    }
+    if ((c >= 0x2E80 && c <= 0x2FDF) || (c >= 0x3040 && c <= 0x31FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+        (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA960 && c <= 0xA97F) || (c >= 0xAC00 && c <= 0xD7FF) ||
+        (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x3FFFF))
+        return CH_CJK;
+    /* Latin-1 punctuation and symbols, x and /, general punctuation through
+     * miscellaneous symbols and arrows, CJK and fullwidth punctuation,
+     * emoji and pictographs. */
+    if (c <= 0xBF || c == 0xD7 || c == 0xF7 || (c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
+        (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) ||
+        (c >= 0xFF3B && c <= 0xFF40) || (c >= 0xFF5B && c <= 0xFF65) || (c >= 0x1F000 && c <= 0x1FAFF))
+        return CH_OTHER;
+    return CH_WORD;
+}
+
+/* The class of the character at s[i..n) (i < n); a byte that does not
+ * start valid UTF-8 is CH_OTHER. */
+static int class_at(const uint8_t *s, size_t n, size_t i) {
+    size_t len = utf8_next(s, n, i) - i;
+    if (s[i] < 0x80) return cp_class(s[i]);
+    if (len == 1 || !utf8_valid(s + i, len)) return CH_OTHER;
+    int32_t c = s[i] & (0x7F >> len);
+    for (size_t j = 1; j < len; j++) c = (c << 6) | (s[i + j] & 0x3F);
+    return cp_class(c);
+}
+
+static int fold(uint8_t b) { return b >= 'A' && b <= 'Z' ? b + 32 : b; }
+
+int learn_word_in(const uint8_t *text, size_t n, const uint8_t *word, size_t wn) {
+    if (!wn || wn > n) return 0;
+    int need_before = class_at(word, wn, 0) == CH_WORD;
+    int need_after = class_at(word, wn, utf8_prev(word, wn)) == CH_WORD;
+    int w0 = fold(word[0]);
+    for (size_t p = 0; p + wn <= n; p++) {
+        if (fold(text[p]) != w0) continue;
+        size_t j = 1;
+        while (j < wn && fold(text[p + j]) == fold(word[j])) j++;
+        if (j < wn) continue;
+        if (need_before && p > 0 && class_at(text, n, utf8_prev(text, p)) == CH_WORD) continue;
+        if (need_after && p + wn < n && class_at(text, n, p + wn) == CH_WORD) continue;
+        return 1;
+    }
+    return 0;
+}
+
+/* SQL laya_has_word(text, word): learn_word_in over the two values' bytes.
+ * Registered DIRECTONLY: only our own statements, never a trigger or view
+ * in a hostile file, can call it. */
+static void sql_has_word(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+    const uint8_t *t = sqlite3_value_blob(argv[0]), *w = sqlite3_value_blob(argv[1]);
+    size_t tn = (size_t)sqlite3_value_bytes(argv[0]), wn = (size_t)sqlite3_value_bytes(argv[1]);
+    sqlite3_result_int(cx, t && w && learn_word_in(t, tn, w, wn));
+}
+
+/* ---- the file --------------------------------------------------------------- */
+
+laya_status learn_store_default_path(char *buf, size_t n, char *err, size_t errlen) {
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int w;
+    /* The XDG base-directory spec says to ignore a relative value. */
+    if (xdg && xdg[0] == '/') w = snprintf(buf, n, "%s/laya/memory.db", xdg);
+    else if (home && home[0] == '/') w = snprintf(buf, n, "%s/.local/share/laya/memory.db", home);
+    else
+        return err_set(err, errlen, LAYA_ERR_ARG,
+                       "no place for the memory store: neither $XDG_DATA_HOME nor $HOME is an absolute path "
+                       "(set one, or pass --memory PATH)");
+    if (w < 0 || (size_t)w >= n) return err_set(err, errlen, LAYA_ERR_LIMIT, "the memory store's path is too long");
+    return LAYA_OK;
+}
+
+/* Creates the missing folders above the file at path, each 0700 (mkdir's
+ * mode is filtered by the umask, which can only remove permissions). */
+static laya_status make_parents(const char *path, char *err, size_t errlen) {
+    char dir[LEARN_STORE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
+        *p = 0;
+        struct stat st;
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            return err_set(err, errlen, LAYA_ERR_IO, "cannot create folder %s for the memory store: %s", dir,
+                           strerror(errno));
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return err_set(err, errlen, LAYA_ERR_IO, "%s is in the memory store's path but is not a folder", dir);
+        *p = '/';
+    }
+    return LAYA_OK;
+}
+
+static const char *kind_of(mode_t m) {
+    return S_ISDIR(m) ? "folder" : S_ISFIFO(m) ? "named pipe" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) || S_ISBLK(m) ? "device" : "special file";
+}
+
+/* Refuses anything but a regular file at path (creating an empty one,
+ * 0600, when nothing is there), and the same for its -wal and -shm
+ * companions when they exist. O_NONBLOCK: opening a FIFO returns at once
+ * instead of waiting for a writer. Changes no existing file. */
+static laya_status check_files(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) != 0)
+        return err_set(err, errlen, LAYA_ERR_IO,
+                       "memory store %s is a symbolic link to nothing: remove it or point it at a file", path);
+    int fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EISDIR)
+            return err_set(err, errlen, LAYA_ERR_IO,
+                           "memory store %s is a folder: pass a file path, such as %s/memory.db", path, path);
+        return err_set(err, errlen, LAYA_ERR_IO, "cannot open or create memory store %s: %s", path,
+                       strerror(errno));
+    }
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    close(fd);
+    if (!ok)
+        return err_set(err, errlen, LAYA_ERR_IO, "memory store %s is a %s, not a regular file: pass a file path",
+                       path, kind_of(st.st_mode));
+    static const char *const side[] = {"-wal", "-shm"};
+    for (int i = 0; i < 2; i++) {
+        char p[LEARN_STORE_PATH_MAX + 8];
+        snprintf(p, sizeof p, "%s%s", path, side[i]);
+        if (lstat(p, &st) != 0) continue;
+        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+            return err_set(err, errlen, LAYA_ERR_IO,
+                           "%s (beside the memory store) is not a regular file: remove it", p);
+    }
+    return LAYA_OK;
+}
+
+/* Makes path and its -wal/-shm (where present) 0600 if they are looser. */
+static laya_status make_private(const char *path, char *err, size_t errlen) {
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[LEARN_STORE_PATH_MAX + 8];
+        struct stat st;
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        if (stat(p, &st) != 0 || !(st.st_mode & 077)) continue;
+        if (chmod(p, 0600) != 0)
+            return err_set(err, errlen, LAYA_ERR_IO,
+                           "%s holds private text but is readable by others (mode %03o) and cannot be made "
+                           "0600: %s",
+                           p, (unsigned)(st.st_mode & 0777), strerror(errno));
+    }
+    return LAYA_OK;
+}
+
+/* ---- schema ----------------------------------------------------------------- */
+
+/* migrate[v] takes a file from schema v to v + 1 (v = 0: a new file). Each
+ * runs inside the opening transaction, followed by user_version = v + 1. */
+static const char *const migrate[LEARN_STORE_SCHEMA] = {
+    "CREATE TABLE commits(id INTEGER PRIMARY KEY, text TEXT NOT NULL, t INTEGER NOT NULL);",
+
+    "CREATE TABLE commits_v2(id INTEGER PRIMARY KEY AUTOINCREMENT, text BLOB NOT NULL, t INTEGER NOT NULL);"
+    "INSERT INTO commits_v2(id, text, t) SELECT id, CAST(text AS BLOB), t FROM commits ORDER BY id;"
+    "DROP TABLE commits;"
+    "ALTER TABLE commits_v2 RENAME TO commits;"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+    "INSERT INTO meta(key, value) VALUES('incognito', 0), ('generation', 0);",
+};
+
+/* Reads the file's identity; refuses (changing nothing) what is not a Laya
+ * store of this schema or older. *version: the file's schema. */
+static laya_status check_schema(learn_store *s, int64_t *version, char *err, size_t errlen) {
+    int64_t app, tables;
+    laya_status st;
+    if ((st = query_int(s, "PRAGMA application_id", &app, "reading the file header", err, errlen)) ||
+        (st = query_int(s, "PRAGMA user_version", version, "reading the file header", err, errlen)) ||
+        (st = query_int(s, "SELECT count(*) FROM sqlite_master", &tables, "reading the schema", err, errlen)))
+        return st;
+    int fresh = app == 0 && *version == 0 && tables == 0;
+    if (!fresh && app != LEARN_STORE_APP_ID)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "%s is a SQLite database of another program (application_id 0x%08" PRIx64
+                       ", %" PRId64 " tables), not a Laya memory store: pass another --memory PATH",
+                       s->path, (uint64_t)app & 0xffffffffu, tables);
+    if (*version > LEARN_STORE_SCHEMA)
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED,
+                       "memory store %s is from a newer Laya (schema %" PRId64 ", this build reads up to %d): "
+                       "upgrade Laya, or pass another --memory PATH; the file was not changed",
+                       s->path, *version, LEARN_STORE_SCHEMA);
+    if (*version <= 0 && !fresh)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "memory store %s has tables but no schema version (damaged): move it away and Laya starts "
+                       "an empty one there",
+                       s->path);
+    return LAYA_OK;
+}
+
+/* Brings the file to LEARN_STORE_SCHEMA in one write transaction. Another
+ * process may have done it meanwhile, so the version is read again under
+ * the write lock. */
+static laya_status upgrade(learn_store *s, char *err, size_t errlen) {
+    laya_status st = exec(s, "BEGIN IMMEDIATE", "upgrading the schema", err, errlen);
+    if (st != LAYA_OK) return st;
+    int64_t v;
+    if ((st = check_schema(s, &v, err, errlen))) goto out;
+    for (; v < LEARN_STORE_SCHEMA; v++) {
+        char sql[128];
+        if ((st = exec(s, migrate[v], "upgrading the schema", err, errlen))) goto out;
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;", LEARN_STORE_APP_ID,
+                 (int)v + 1);
+        if ((st = exec(s, sql, "upgrading the schema", err, errlen))) goto out;
+    }
+    return commit(s, "upgrading the schema", err, errlen);
+out:
+    rollback(s);
+    return st;
+}
+
+static laya_status prepare(learn_store *s, sqlite3_stmt **q, const char *sql, char *err, size_t errlen) {
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, q, NULL);
+    return rc == SQLITE_OK ? LAYA_OK : fail(s, rc, "preparing a statement", err, errlen);
+}
+
+/* ---- open and close --------------------------------------------------------- */
+
+static laya_status open_db(learn_store *s, char *err, size_t errlen) {
+    int mem = !strcmp(s->path, LEARN_STORE_IN_MEMORY);
+    laya_status st;
+    if (!mem && ((st = make_parents(s->path, err, errlen)) || (st = check_files(s->path, err, errlen))))
+        return st;
+    int rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) return fail(s, rc, "opening", err, errlen);
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, LEARN_STORE_BUSY_MS);
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    rc = sqlite3_create_function_v2(s->db, "laya_has_word", 2,
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL, sql_has_word,
+                                    NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return fail(s, rc, "registering a function", err, errlen);
+    if ((st = exec(s, "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY;", "configuring", err, errlen)))
+        return st;
+    int64_t v;
+    /* Identity first: a refused file must not even be switched to WAL. */
+    if ((st = check_schema(s, &v, err, errlen))) return st;
+    if (!mem) {
+        if ((st = make_private(s->path, err, errlen))) return st;
+        sqlite3_stmt *q = NULL;
+        rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &q, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(q);
+        int wal = rc == SQLITE_ROW && !sqlite3_strnicmp((const char *)sqlite3_column_text(q, 0), "wal", 3);
+        if (rc != SQLITE_ROW) st = fail(s, rc, "switching to WAL", err, errlen);
+        sqlite3_finalize(q);
+        if (st) return st;
+        if (!wal)
+            return err_set(err, errlen, LAYA_ERR_IO,
+                           "memory store %s cannot use write-ahead logging (is it on a network file system?): "
+                           "keep it on a local disk",
+                           s->path);
+        if ((st = exec(s, "PRAGMA synchronous = NORMAL", "configuring", err, errlen))) return st;
+    }
+    if (v < LEARN_STORE_SCHEMA && (st = upgrade(s, err, errlen))) return st;
+    if (!mem && (st = make_private(s->path, err, errlen))) return st;
+    if ((st = prepare(s, &s->add, "INSERT INTO commits(text, t) VALUES(?1, ?2)", err, errlen)) ||
+        (st = prepare(s, &s->incognito, "SELECT value FROM meta WHERE key = 'incognito'", err, errlen)) ||
+        (st = prepare(s, &s->generation, "SELECT value FROM meta WHERE key = 'generation'", err, errlen)) ||
+        (st = prepare(s, &s->data_version, "PRAGMA data_version", err, errlen)) ||
+        (st = prepare(s, &s->rows, "SELECT id, text, t FROM commits WHERE id > ?1 ORDER BY id", err, errlen)) ||
+        (st = prepare(s, &s->max_id, "SELECT coalesce(max(id), 0) FROM commits", err, errlen)))
+        return st;
+    /* The header's copy is taken before the data version it stands for: a
+     * commit in between moves the header, so the next check asks again.
+     * The first read maps the WAL-index. */
+    if ((st = step_int(s, s->data_version, &s->data_version_seen, "reading the data version", err, errlen)))
+        return st;
+    if (!mem) map_wal_header(s);
+    return step_int(s, s->data_version, &s->data_version_seen, "reading the data version", err, errlen);
+}
+
+laya_status learn_store_open(const char *path, learn_store **out, char *err, size_t errlen) {
+    if (!out) return LAYA_ERR_ARG;
+    *out = NULL;
+    learn_store *s = calloc(1, sizeof *s);
+    if (!s) return LAYA_ERR_NOMEM;
+    s->cap = LEARN_STORE_DEFAULT_CAP;
+    s->rows_known = -1;
+    laya_status st = LAYA_OK;
+    if (!path) st = learn_store_default_path(s->path, sizeof s->path, err, errlen);
+    else if (!*path) st = err_set(err, errlen, LAYA_ERR_ARG, "the memory store's path is empty");
+    else if (strlen(path) >= sizeof s->path)
+        st = err_set(err, errlen, LAYA_ERR_LIMIT, "the memory store's path is too long (%zu bytes)", strlen(path));
+    else snprintf(s->path, sizeof s->path, "%s", path);
+    if (st == LAYA_OK) st = open_db(s, err, errlen);
+    if (st != LAYA_OK) {
+        learn_store_close(s);
+        return st;
+    }
+    *out = s;
+    return LAYA_OK;
+}
+
+void learn_store_close(learn_store *s) {
+    if (!s) return;
+    sqlite3_finalize(s->add);
+    sqlite3_finalize(s->incognito);
+    sqlite3_finalize(s->generation);
+    sqlite3_finalize(s->data_version);
+    sqlite3_finalize(s->rows);
+    sqlite3_finalize(s->max_id);
+    sqlite3_close_v2(s->db);
+    free(s);
+}
+
+const char *learn_store_path(const learn_store *s) { return s->path; }
+
+void learn_store_set_cap(learn_store *s, int64_t cap) {
+    s->cap = cap < 1 ? 1 : cap;
+    s->rows_known = -1;
+}
+
+/* ---- adding ----------------------------------------------------------------- */
+
+/* Inside the add transaction, after inserting id: deletes the oldest rows
+ * down to 95% of the cap when the count is over it. Fills the new bound. */
+static laya_status evict(learn_store *s, int64_t id, int64_t *rows, int64_t *at_id, char *err, size_t errlen) {
+    *rows = s->rows_known;
+    *at_id = s->id_known;
+    if (s->rows_known >= 0 && s->rows_known + (id - s->id_known) <= s->cap) return LAYA_OK;
+    int64_t n;
+    laya_status st = query_int(s, "SELECT count(*) FROM commits", &n, "counting commits", err, errlen);
+    if (st != LAYA_OK) return st;
+    if (n > s->cap) {
+        sqlite3_stmt *q = NULL;
+        int rc = sqlite3_prepare_v2(s->db, "DELETE FROM commits WHERE id IN (SELECT id FROM commits ORDER BY id LIMIT ?1)",
+                                    -1, &q, NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_int64(q, 1, n - (s->cap - s->cap / 20));
+            rc = sqlite3_step(q);
+        }
+        if (rc == SQLITE_DONE) n -= sqlite3_changes64(s->db);
+        sqlite3_finalize(q);
+        if (rc != SQLITE_DONE) return fail(s, rc, "evicting the oldest commits", err, errlen);
+    }
+    *rows = n;
+    *at_id = id;
+    return LAYA_OK;
+}
+
+laya_status learn_store_add(learn_store *s, const uint8_t *text, size_t len, int64_t t, int64_t *id,
+                            char *err, size_t errlen) {
+    if (id) *id = 0;
+    if (!s || (!text && len)) return LAYA_ERR_ARG;
+    if (len > LEARN_STORE_MAX_TEXT)
+        return err_set(err, errlen, LAYA_ERR_LIMIT,
+                       "a commit of %zu bytes is over the memory's limit of %d bytes: it was not learned", len,
+                       LEARN_STORE_MAX_TEXT);
+    if (!utf8_valid(text, len))
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "the committed text is not valid UTF-8: it was not learned");
+    if (!len) return LAYA_OK;
+    const char *doing = "adding a commit";
+    laya_status st = exec(s, "BEGIN IMMEDIATE", doing, err, errlen);
+    if (st != LAYA_OK) return st;
+    int64_t on, nid = 0, rows, at_id;
+    if ((st = step_int(s, s->incognito, &on, doing, err, errlen))) goto out;
+    if (on) {
+        rollback(s);
+        return LAYA_OK;
+    }
+    sqlite3_bind_blob64(s->add, 1, text, len, SQLITE_STATIC);
+    sqlite3_bind_int64(s->add, 2, t);
+    int rc = sqlite3_step(s->add);
+    sqlite3_reset(s->add);
+    sqlite3_clear_bindings(s->add);
+    if (rc != SQLITE_DONE) {
+        st = fail(s, rc, doing, err, errlen);
+        goto out;
+    }
+    nid = sqlite3_last_insert_rowid(s->db);
+    if ((st = evict(s, nid, &rows, &at_id, err, errlen))) goto out;
+    if ((st = commit(s, doing, err, errlen))) return st;
+    s->rows_known = rows;
+    s->id_known = at_id;
+    if (id) *id = nid;
+    return LAYA_OK;
+out:
+    rollback(s);
+    return st;
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+laya_status learn_store_begin_read(learn_store *s, char *err, size_t errlen) {
+    return exec(s, "BEGIN", "starting a read", err, errlen);
+}
+
+void learn_store_end_read(learn_store *s) {
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
+
+laya_status learn_store_state_get(learn_store *s, learn_store_state *state, char *err, size_t errlen) {
+    int64_t on, gen;
+    laya_status st;
+    if ((st = step_int(s, s->incognito, &on, "reading the incognito switch", err, errlen)) ||
+        (st = step_int(s, s->generation, &gen, "reading the generation", err, errlen)))
+        return st;
+    state->incognito = on != 0;
+    state->generation = gen;
+    return LAYA_OK;
+}
+
+laya_status learn_store_rows(learn_store *s, int64_t since_id, learn_store_row_fn fn, void *ctx, char *err,
+                             size_t errlen) {
+    sqlite3_bind_int64(s->rows, 1, since_id);
+    int rc;
+    while ((rc = sqlite3_step(s->rows)) == SQLITE_ROW) {
+        const uint8_t *t = sqlite3_column_blob(s->rows, 1);
+        size_t n = (size_t)sqlite3_column_bytes(s->rows, 1);
+        if (fn(ctx, sqlite3_column_int64(s->rows, 0), t ? t : (const uint8_t *)"", n,
+               sqlite3_column_int64(s->rows, 2))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    laya_status st = rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, "reading commits", err, errlen);
+    sqlite3_reset(s->rows);
+    sqlite3_clear_bindings(s->rows);
+    return st;
+}
+
+laya_status learn_store_max_id(learn_store *s, int64_t *id, char *err, size_t errlen) {
+    return step_int(s, s->max_id, id, "reading the newest commit", err, errlen);
+}
+
+/* The reference: PRAGMA data_version, which starts a read transaction
+ * (two fcntl locks on the -shm file, ~10 us on a loaded machine). */
+laya_status learn_store_changed_ref(learn_store *s, int *changed, char *err, size_t errlen) {
+    int64_t v;
+    laya_status st = step_int(s, s->data_version, &v, "reading the data version", err, errlen);
+    if (st != LAYA_OK) return st;
+    *changed = v != s->data_version_seen;
+    s->data_version_seen = v;
+    return LAYA_OK;
+}
+
+/* The fast path reads the WAL-index header with plain loads: when it is
+ * word for word what this connection saw last, no connection committed
+ * since (every commit rewrites it), so the answer is 0 with no lock and no
+ * system call. Otherwise data_version decides (the header also moves for
+ * this connection's own commits, which do not count). A read torn by a
+ * concurrent commit differs from the copy, so it costs a check, never a
+ * missed change; a commit not yet in the header has not returned to its
+ * writer either. */
+laya_status learn_store_changed(learn_store *s, int *changed, char *err, size_t errlen) {
+    if (s->wal_hdr) {
+        uint32_t h[WAL_HDR_WORDS];
+        int same = 1;
+        for (int i = 0; i < WAL_HDR_WORDS; i++) {
+            h[i] = s->wal_hdr[i];
+            same &= h[i] == s->wal_hdr_seen[i];
+        }
+        if (same) {
+            *changed = 0;
+            return LAYA_OK;
+        }
+        laya_status st = learn_store_changed_ref(s, changed, err, errlen);
+        if (st == LAYA_OK) memcpy(s->wal_hdr_seen, h, sizeof h);
+        return st;
+    }
+    return learn_store_changed_ref(s, changed, err, errlen);
+}
+
+int learn_store_fast_changed(const learn_store *s) { return s->wal_hdr != NULL; }
+
+/* Finds this connection's mapping of the WAL-index (mapped by the read
+ * transaction open_db ends with) through the VFS's xShmMap, without
+ * extending it. Leaves wal_hdr NULL (data_version on every call) for a
+ * store without one or a header of another format version. */
+static void map_wal_header(learn_store *s) {
+    sqlite3_file *f = NULL;
+    if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f || !f->pMethods ||
+        f->pMethods->iVersion < 2 || !f->pMethods->xShmMap)
+        return;
+    void volatile *p = NULL;
+    if (f->pMethods->xShmMap(f, 0, WALINDEX_PGSZ, 0, &p) != SQLITE_OK || !p) return;
+    const volatile uint32_t *h = p;
+    if (h[0] != WAL_INDEX_VERSION) return;
+    s->wal_hdr = h;
+    for (int i = 0; i < WAL_HDR_WORDS; i++) s->wal_hdr_seen[i] = h[i];
+}
+
+/* ---- forgetting ------------------------------------------------------------- */
+
+/* Runs the prepared, bound DELETE del in a write transaction with the
+ * generation bump, then the TRUNCATE checkpoint. Finalizes del. */
+static laya_status forget_run(learn_store *s, sqlite3_stmt *del, int64_t *removed, char *err, size_t errlen) {
+    const char *doing = "forgetting";
+    int64_t n = 0;
+    laya_status st = exec(s, "BEGIN IMMEDIATE", doing, err, errlen);
+    if (st == LAYA_OK) {
+        int rc = sqlite3_step(del);
+        if (rc != SQLITE_DONE) st = fail(s, rc, doing, err, errlen);
+        else if ((n = sqlite3_changes64(s->db)) > 0)
+            st = exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'generation'", doing, err, errlen);
+        if (st == LAYA_OK) st = commit(s, doing, err, errlen);
+        else rollback(s);
+    }
+    sqlite3_finalize(del);
+    if (st != LAYA_OK) return st;
+    if (removed) *removed = n;
+    /* Busy (a reader in another process) leaves the forget done but the
+     * checkpoint partial: see learn_store.h. */
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    return LAYA_OK;
+}
+
+static laya_status forget_prepare(learn_store *s, const char *sql, sqlite3_stmt **q, char *err, size_t errlen) {
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, q, NULL);
+    return rc == SQLITE_OK ? LAYA_OK : fail(s, rc, "forgetting", err, errlen);
+}
+
+laya_status learn_store_forget_all(learn_store *s, int64_t *removed, char *err, size_t errlen) {
+    sqlite3_stmt *q = NULL;
+    laya_status st = forget_prepare(s, "DELETE FROM commits", &q, err, errlen);
+    return st ? st : forget_run(s, q, removed, err, errlen);
+}
+
+laya_status learn_store_forget_since(learn_store *s, int64_t t, int64_t *removed, char *err, size_t errlen) {
+    sqlite3_stmt *q = NULL;
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE t >= ?1", &q, err, errlen);
+    if (st) return st;
+    sqlite3_bind_int64(q, 1, t);
+    return forget_run(s, q, removed, err, errlen);
+}
+
+laya_status learn_store_forget_word(learn_store *s, const uint8_t *word, size_t len, int64_t *removed,
+                                    char *err, size_t errlen) {
+    if (!word || !len) return err_set(err, errlen, LAYA_ERR_ARG, "the word to forget is empty");
+    if (len > LEARN_STORE_MAX_TEXT)
+        return err_set(err, errlen, LAYA_ERR_LIMIT, "the word to forget is longer than %d bytes",
+                       LEARN_STORE_MAX_TEXT);
+    if (!utf8_valid(word, len)) return err_set(err, errlen, LAYA_ERR_ARG, "the word to forget is not valid UTF-8");
+    sqlite3_stmt *q = NULL;
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE laya_has_word(text, ?1)", &q, err, errlen);
+    if (st) return st;
+    sqlite3_bind_blob64(q, 1, word, len, SQLITE_STATIC);
+    return forget_run(s, q, removed, err, errlen);
+}
+
+/* ---- listing and the switch -------------------------------------------------- */
+
+laya_status learn_store_list(learn_store *s, learn_store_list_fn fn, void *ctx, char *err, size_t errlen) {
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT text, count(*), min(t), max(t) FROM commits GROUP BY text "
+                                "ORDER BY max(id) DESC",
+                                -1, &q, NULL);
+    if (rc != SQLITE_OK) return fail(s, rc, "listing", err, errlen);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const uint8_t *t = sqlite3_column_blob(q, 0);
+        size_t n = (size_t)sqlite3_column_bytes(q, 0);
+        if (fn(ctx, t ? t : (const uint8_t *)"", n, sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
+               sqlite3_column_int64(q, 3))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    laya_status st = rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, "listing", err, errlen);
+    sqlite3_finalize(q);
+    return st;
+}
+
+laya_status learn_store_get_incognito(learn_store *s, int *on, char *err, size_t errlen) {
+    int64_t v;
+    laya_status st = step_int(s, s->incognito, &v, "reading the incognito switch", err, errlen);
+    if (st == LAYA_OK) *on = v != 0;
+    return st;
+}
+
+laya_status learn_store_set_incognito(learn_store *s, int on, char *err, size_t errlen) {
+    return exec(s, on ? "UPDATE meta SET value = 1 WHERE key = 'incognito'"
+                      : "UPDATE meta SET value = 0 WHERE key = 'incognito'",
+                "setting the incognito switch", err, errlen);
+}
