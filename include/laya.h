@@ -159,6 +159,77 @@ laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms);
 laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in, int n,
                         laya_suggestion *out, int *n_out);
 
+/* ---- Personal memory (C8) -------------------------------------------------
+ * What the user committed, kept on the device for suggestions to learn
+ * from: one SQLite file per user, shared by every process that opens it
+ * (the daemon, `laya type`, the IBus and fcitx5 engines), so what one
+ * commits, the next suggestion of any other sees. File, schema, bounds and
+ * privacy guarantees: src/learn/learn_store.h.
+ *  - A laya_memory may be shared by threads (it holds a mutex) but must not
+ *    be used in a child after fork().
+ *  - Every function below that touches the file fills err (optional,
+ *    errlen bytes, caller-owned) with a sentence naming the file and a hint
+ *    (locked by another process, damaged, from a newer Laya, ...).
+ *  - Callers decide what is committed: never text from password or PIN
+ *    fields or inputs marked private. */
+typedef struct laya_memory laya_memory;
+
+enum { LAYA_MEMORY_MAX_TEXT = 64 * 1024 };   /* bytes in one commit */
+
+/* The path laya_memory_open(NULL, ...) uses, into buf (n bytes):
+ * $XDG_DATA_HOME/laya/memory.db, else $HOME/.local/share/laya/memory.db.
+ * Creates nothing. LAYA_ERR_ARG when neither is an absolute path,
+ * LAYA_ERR_LIMIT when buf is too small. */
+laya_status laya_memory_default_path(char *buf, size_t n, char *err, size_t errlen);
+
+/* Opens the store at path (NULL: the default path; ":memory:": a private,
+ * empty store that lives until freed), creating it (folders 0700, file
+ * 0600) or migrating an older schema, and loads what it holds. *out is
+ * owned by the caller (laya_memory_free). A file that is not a regular
+ * file, not a Laya store, damaged or from a newer Laya is refused and left
+ * unmodified; on error *out is NULL. */
+laya_status laya_memory_open(const char *path, laya_memory **out, char *err, size_t errlen);
+void laya_memory_free(laya_memory *m);   /* NULL is ignored */
+
+/* The path m was opened with; owned by m. */
+const char *laya_memory_path(const laya_memory *m);
+
+/* Learns text (valid UTF-8, NUL allowed, at most LAYA_MEMORY_MAX_TEXT
+ * bytes; copied) as one commit, unless incognito is on. *learned
+ * (optional) is 1 when it was stored, 0 when not (incognito, or len 0).
+ * LAYA_ERR_FORMAT for invalid UTF-8, LAYA_ERR_LIMIT when too long; on any
+ * error nothing is stored. */
+laya_status laya_memory_commit(laya_memory *m, const char *text, size_t len, int *learned, char *err,
+                               size_t errlen);
+
+/* The incognito switch, kept in the store: while on, no process using the
+ * store learns anything, until it is switched off (it never turns itself
+ * off). get reads the store, not a cached value. */
+laya_status laya_memory_set_incognito(laya_memory *m, int on, char *err, size_t errlen);
+laya_status laya_memory_get_incognito(laya_memory *m, int *on, char *err, size_t errlen);
+
+/* Forgetting removes every trace of the commits from the file (overwritten,
+ * not only unlinked) and from every process's suggestions (they reload
+ * before their next one). *removed (optional) receives the number of
+ * commits removed. forget_since removes the commits made at or after
+ * unix_time; forget_word those that contain word (valid UTF-8) as a whole
+ * word, ASCII letters in any case; a CJK word as a substring. */
+laya_status laya_memory_forget_all(laya_memory *m, int64_t *removed, char *err, size_t errlen);
+laya_status laya_memory_forget_since(laya_memory *m, int64_t unix_time, int64_t *removed, char *err,
+                                     size_t errlen);
+laya_status laya_memory_forget_word(laya_memory *m, const char *word, size_t len, int64_t *removed, char *err,
+                                    size_t errlen);
+
+/* Called by laya_memory_list for each distinct committed text: how many
+ * times, first and last commit time (unix seconds). text is valid only
+ * during the call. Nonzero stops the listing. It must not call laya_memory
+ * functions (m is locked during the listing). */
+typedef int (*laya_memory_visit)(void *ctx, const char *text, size_t len, int64_t count, int64_t first,
+                                 int64_t last);
+
+/* Visits every distinct text, most recently committed first. */
+laya_status laya_memory_list(laya_memory *m, laya_memory_visit fn, void *ctx, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,64 @@
+/* learn.h - personal memory (C8): the laya_memory handle of include/laya.h
+ * behind its public functions, and what the engine uses of it.
+ *
+ * A laya_memory is a store (learn_store.h: the file) plus an index
+ * (learn_index.h: what the search queries) kept in step with it: the index
+ * holds the store's commits in commit order, loaded at open; a commit goes
+ * to the store, then to the index; a forget deletes from the store, then
+ * empties the index and reloads it, so forgotten text never stays in it.
+ * Other processes' commits reach the index through learn_memory_sync (new
+ * rows only, or everything again when their forget moved the generation).
+ *
+ * Locking: one mutex. The public laya_memory_* functions take it
+ * themselves; the learn_memory_* functions below expect the caller to hold
+ * it (learn_memory_lock/unlock) around a whole query, so the index cannot
+ * change under the search. Never call a laya_memory_* function while
+ * holding it (the mutex is not recursive). */
+#ifndef LAYA_LEARN_H
+#define LAYA_LEARN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "laya.h"
+#include "learn/learn_index.h"
+#include "learn/learn_store.h"
+
+struct laya_memory {
+    pthread_mutex_t mu;
+    learn_store *store;
+    learn_index *ix;
+    int64_t last_id;     /* the newest commit the index holds (0: none) */
+    int64_t generation;  /* the store's generation the index reflects; -1: reload all */
+    int incognito;       /* the store's switch as of the last sync or commit */
+    int stale;           /* the index may lag the store: the next sync reads */
+    uint64_t version;    /* +1 whenever the index changes */
+    laya_status load_st; /* scratch of a load: the first index failure */
+};
+
+void learn_memory_lock(laya_memory *m);
+void learn_memory_unlock(laya_memory *m);
+
+/* The index the search queries. Lock held; valid until unlock. */
+learn_index *learn_memory_index(laya_memory *m);
+
+/* Brings the index up to the store (other processes' commits and forgets)
+ * and refreshes the incognito flag. Lock held. Costs one PRAGMA
+ * data_version (about a microsecond: tests/test_learn_store.c measures it)
+ * when no other connection wrote since the last call. On error the index
+ * keeps what it had (never text that a forget in this process removed) and
+ * the next call tries again. err optional. */
+laya_status learn_memory_sync(laya_memory *m, char *err, size_t errlen);
+
+/* The incognito switch as of the last sync or commit. Lock held. */
+int learn_memory_incognito(const laya_memory *m);
+
+/* Counts changes of the index (adds, reloads): results computed from the
+ * index are current while it has not moved. Lock held. */
+uint64_t learn_memory_version(const laya_memory *m);
+
+/* laya_memory_commit with an explicit unix time t (tests of forget_since). */
+laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len, int64_t t, int *learned,
+                                   char *err, size_t errlen);
+
+#endif
