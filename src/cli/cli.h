@@ -17,6 +17,15 @@ const char *cli_model_path(const char *explicit_path);
 /* Loads the model or dies with the loader's detailed message. */
 laya_model *cli_load_model(const char *explicit_path);
 
+/* The personal-memory store to use: explicit (if non-NULL), else
+ * $LAYA_MEMORY, else NULL (laya_memory_open's default,
+ * $XDG_DATA_HOME/laya/memory.db). */
+const char *cli_memory_path(const char *explicit_path);
+
+/* Opens the memory store at cli_memory_path(explicit_path) or dies with the
+ * library's detailed message. */
+laya_memory *cli_open_memory(const char *explicit_path);
+
 /* The integer in v for option opt, or die naming opt, the range and v
  * (v NULL: the option had no value). */
 long cli_int(const char *opt, const char *v, long lo, long hi);
@@ -40,5 +49,7 @@ int cmd_tokenizer(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_memory(int argc, char **argv);
+int cmd_incognito(int argc, char **argv);
 
 #endif

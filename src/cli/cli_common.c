@@ -1,4 +1,5 @@
-/* cli_common.c - model lookup and fatal errors for the `laya` program. */
+/* cli_common.c - model and memory lookup and fatal errors for the `laya`
+ * program. */
 #include "cli.h"
 
 #include <errno.h>
@@ -86,4 +87,19 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
             return 2;
         }
     return 0;
+}
+
+const char *cli_memory_path(const char *explicit_path) {
+    if (explicit_path) return explicit_path;
+    const char *env = getenv("LAYA_MEMORY");
+    return env && *env ? env : NULL;
+}
+
+laya_memory *cli_open_memory(const char *explicit_path) {
+    const char *path = cli_memory_path(explicit_path);
+    char err[1024] = "";
+    laya_memory *m = NULL;
+    laya_status st = laya_memory_open(path, &m, err, sizeof err);
+    if (st != LAYA_OK) cli_die("cannot open the memory: %s", *err ? err : laya_status_str(st));
+    return m;
 }

@@ -18,6 +18,8 @@ static const struct {
     {"eval", cmd_eval, "measure keystroke savings and latency of an engine: laya eval TEXT..."},
     {"tokenizer", cmd_tokenizer, "tokenizer tools: laya tokenizer train|encode|decode|info"},
     {"quantize", cmd_quantize, "write a q4/q8 model: laya quantize IN OUT --bits 4|8 [--group 64]"},
+    {"memory", cmd_memory, "what Laya learned: laya memory list|add|forget|export|path"},
+    {"incognito", cmd_incognito, "stop or resume learning everywhere: laya incognito on|off|status"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,111 @@
+#!/bin/sh
+# tests/cli/memory.sh - `laya memory` and `laya incognito` end to end: the
+# default path under $XDG_DATA_HOME (or $HOME), modes 0700/0600, add, list
+# (text and JSON), export, forget --word/--since/--all with what they
+# removed, incognito persisting across processes, and clear errors for bad
+# input. Never touches the real ~/.local/share: HOME and XDG_DATA_HOME
+# point into a temporary folder. Ends with "N passed, N failed".
+BUILD=${BUILD:-build}
+LAYA=$(cd "$(dirname "$0")/../.." && pwd)/$BUILD/laya
+T=$(mktemp -d /tmp/laya-cli-memory-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export HOME="$T/home" XDG_DATA_HOME="$T/xdg"
+unset LAYA_MEMORY
+passed=0
+failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# fails_with NAME TEXT CMD...: nonzero status and TEXT in stderr.
+fails_with() {
+    name=$1; want=$2; shift 2
+    if "$@" >/dev/null 2>"$T/err"; then bad "$name (succeeded)"; return; fi
+    if grep -q -- "$want" "$T/err"; then ok "$name"; else bad "$name: $(cat "$T/err")"; fi
+}
+mode() { stat -c %a "$1"; }
+
+DB=$T/xdg/laya/memory.db
+check "path: XDG_DATA_HOME" test "$("$LAYA" memory path)" = "$DB"
+check "path creates nothing" test ! -e "$T/xdg"
+check "path: HOME without XDG_DATA_HOME" \
+    test "$(env -u XDG_DATA_HOME "$LAYA" memory path)" = "$T/home/.local/share/laya/memory.db"
+check "path: LAYA_MEMORY" test "$(LAYA_MEMORY=$T/env.db "$LAYA" memory path)" = "$T/env.db"
+check "path: --memory wins" test "$(LAYA_MEMORY=$T/env.db "$LAYA" memory path --memory "$T/x.db")" = "$T/x.db"
+
+check "add" "$LAYA" memory add "Best regards, Tom" 2>/dev/null
+"$LAYA" memory add "Best regards, Tom" 2>/dev/null
+"$LAYA" memory add "我想订个外卖" 2>/dev/null
+printf 'dinner with Tom\tat 8' | "$LAYA" memory add - 2>/dev/null
+"$LAYA" memory add "Tomato soup" 2>/dev/null
+check "db file 0600" test "$(mode "$DB")" = 600
+check "laya folder 0700" test "$(mode "$T/xdg/laya")" = 700
+check "created XDG folder 0700" test "$(mode "$T/xdg")" = 700
+
+"$LAYA" memory list >"$T/list" 2>"$T/list.err"
+check "list: most recent first" sh -c "sed -n 2p '$T/list' | grep -q 'Tomato soup'"
+check "list: counts repeats" grep -q '^ *2 .*"Best regards, Tom"' "$T/list"
+check "list: escapes a tab" grep -q 'dinner with Tom\\tat 8' "$T/list"
+check "list: CJK" grep -q '我想订个外卖' "$T/list"
+check "list: summary" grep -q "4 texts from 5 commits" "$T/list.err"
+"$LAYA" memory list --json >"$T/list.json" 2>/dev/null
+check "list --json: one object per text" test "$(wc -l <"$T/list.json")" -eq 4
+check "list --json: fields" python3 -c "
+import json, sys
+rows = [json.loads(l) for l in open('$T/list.json', encoding='utf-8')]
+r = [x for x in rows if x['text'] == 'Best regards, Tom'][0]
+assert r['count'] == 2 and r['first'] <= r['last'] and set(r) == {'text', 'count', 'first', 'last'}
+assert any(x['text'] == 'dinner with Tom\tat 8' for x in rows)
+"
+umask 022
+"$LAYA" memory export "$T/out.jsonl" 2>/dev/null
+check "export: same lines as list --json" cmp -s "$T/out.jsonl" "$T/list.json"
+check "export: file 0600" test "$(mode "$T/out.jsonl")" = 600
+check "export: stdout" sh -c "'$LAYA' memory export 2>/dev/null | cmp -s - '$T/list.json'"
+
+# incognito: set by one process, obeyed by the next, kept until switched off.
+check "incognito on" sh -c "'$LAYA' incognito on | grep -q 'incognito is on'"
+check "incognito status on" test "$("$LAYA" incognito status)" = on
+"$LAYA" memory add "PRIVATE-while-incognito" 2>"$T/add.err"
+check "incognito: add says not learned" grep -q "incognito is on" "$T/add.err"
+check "incognito: nothing stored" sh -c "! '$LAYA' memory list 2>/dev/null | grep -q PRIVATE"
+check "incognito: no bytes in the files" sh -c "! cat '$DB'* | grep -aq PRIVATE-while"
+check "incognito off" sh -c "'$LAYA' incognito off | grep -q 'incognito is off'"
+check "incognito status off" test "$("$LAYA" incognito status)" = off
+
+# forgetting says what it removed and leaves no bytes behind.
+check "forget --word" sh -c "'$LAYA' memory forget --word tom | grep -q 'forgot 3 commits'"
+check "forget --word kept Tomato" sh -c "'$LAYA' memory list 2>/dev/null | grep -q Tomato"
+check "forget --word: no bytes left" sh -c "! cat '$DB'* | grep -aq 'regards'"
+check "forget --word CJK" sh -c "'$LAYA' memory forget --word 外卖 | grep -q 'forgot 1 commits'"
+check "forget --since a future date" sh -c "'$LAYA' memory forget --since 2999-01-01 | grep -q 'forgot 0 commits'"
+check "forget --since 2000-01-01" sh -c "'$LAYA' memory forget --since 2000-01-01 | grep -q 'forgot 1 commits'"
+"$LAYA" memory add "one more" 2>/dev/null
+"$LAYA" memory add "and another" 2>/dev/null
+check "forget --all" sh -c "'$LAYA' memory forget --all | grep -q 'forgot everything: 2 commits'"
+check "list after forget --all" sh -c "'$LAYA' memory list 2>&1 | grep -q '0 texts from 0 commits'"
+check "forget --since unix seconds" sh -c "'$LAYA' memory forget --since 0 | grep -q 'forgot 0 commits'"
+
+# --memory PATH: another store, created on first use.
+"$LAYA" memory add --memory "$T/other/m.db" "elsewhere" 2>/dev/null
+check "--memory: a separate store" sh -c "'$LAYA' memory list --memory '$T/other/m.db' 2>/dev/null | grep -q elsewhere"
+check "--memory: default store untouched" sh -c "! '$LAYA' memory list 2>/dev/null | grep -q elsewhere"
+
+# Bad input: a message that names the problem, nonzero status.
+fails_with "forget without a choice" "exactly one of" "$LAYA" memory forget
+fails_with "forget with two choices" "exactly one of" "$LAYA" memory forget --all --word x
+fails_with "forget --since a bad date" "YYYY-MM-DD" "$LAYA" memory forget --since 2024-02-30
+fails_with "forget --since garbage" "YYYY-MM-DD" "$LAYA" memory forget --since yesterday
+fails_with "forget --word without a word" "expects a value" "$LAYA" memory forget --word
+fails_with "add invalid UTF-8" "not valid UTF-8" "$LAYA" memory add "$(printf 'bad\377')"
+fails_with "add too long" "limit" sh -c "head -c 70000 /dev/zero | tr '\\0' x | '$LAYA' memory add -"
+fails_with "unknown subcommand" "unknown subcommand" "$LAYA" memory frobnicate
+fails_with "incognito bad word" "on, off or status" "$LAYA" incognito maybe
+fails_with "a folder as the store" "is a folder" "$LAYA" memory list --memory "$T"
+mkfifo "$T/fifo"
+fails_with "a FIFO as the store" "named pipe" timeout 10 "$LAYA" memory list --memory "$T/fifo"
+head -c 4096 /dev/urandom >"$T/garbage.db"
+fails_with "garbage file" "not a SQLite database" "$LAYA" memory list --memory "$T/garbage.db"
+check "memory --help" sh -c "'$LAYA' memory --help | grep -q 'laya memory forget'"
+check "laya lists the commands" sh -c "'$LAYA' --help | grep -q incognito"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
