@@ -113,6 +113,21 @@ static int raw_exec(const char *path, const char *sql) {
     return rc;
 }
 
+/* What a suggesting program does right after open (learn.h). */
+static laya_status sync_index(laya_memory *m) {
+    learn_memory_lock(m);
+    laya_status st = learn_memory_sync(m, NULL, 0);
+    learn_memory_unlock(m);
+    return st;
+}
+
+static size_t index_bytes(laya_memory *m) {
+    learn_memory_lock(m);
+    size_t n = learn_index_bytes(learn_memory_index(m));
+    learn_memory_unlock(m);
+    return n;
+}
+
 /* ---- basics ------------------------------------------------------------------ */
 
 TEST(learn_store_round_trip_in_order) {
@@ -309,6 +324,7 @@ TEST(learn_memory_list_and_forget) {
     laya_memory *m = NULL;
     CHECKF(laya_memory_open(path_in(path, sizeof path, dir, "m.db"), &m, err, sizeof err) == LAYA_OK, "%s", err);
     CHECK(!strcmp(laya_memory_path(m), path));
+    CHECK(sync_index(m) == LAYA_OK);
     const struct { const char *text; int64_t t; } c[] = {
         {"Best regards, Tom", 10}, {"hello", 20}, {"Best regards, Tom", 30}, {"bye", 40}, {"hello", 50},
     };
@@ -323,22 +339,44 @@ TEST(learn_memory_list_and_forget) {
     CHECK(!strcmp(l.text[0], "hello") && l.count[0] == 2 && l.first[0] == 20 && l.last[0] == 50);
     CHECK(!strcmp(l.text[1], "bye") && l.count[1] == 1);
     CHECK(!strcmp(l.text[2], "Best regards, Tom") && l.count[2] == 2 && l.first[2] == 10 && l.last[2] == 30);
-    size_t full = learn_memory_index(m) ? learn_index_bytes(learn_memory_index(m)) : 0;
-    CHECK(full == 17 + 5 + 17 + 3 + 5 + 4);
+    CHECK(index_bytes(m) == 17 + 5 + 17 + 3 + 5 + 4);
     int64_t removed = 0;
     CHECK(laya_memory_forget_word(m, "tom", 3, &removed, err, sizeof err) == LAYA_OK && removed == 2);
-    CHECK(learn_index_bytes(learn_memory_index(m)) == 5 + 3 + 5 + 2);
+    CHECK(index_bytes(m) == 5 + 3 + 5 + 2);
     CHECK(laya_memory_forget_since(m, 45, &removed, NULL, 0) == LAYA_OK && removed == 1);
-    CHECK(learn_index_bytes(learn_memory_index(m)) == 5 + 3 + 1);
+    CHECK(index_bytes(m) == 5 + 3 + 1);
     CHECK(laya_memory_forget_all(m, &removed, NULL, 0) == LAYA_OK && removed == 2);
-    CHECK(learn_index_bytes(learn_memory_index(m)) == 0);
+    CHECK(index_bytes(m) == 0);
     l.n = 0;
     CHECK(laya_memory_list(m, see_list, &l, NULL, 0) == LAYA_OK && l.n == 0);
     laya_memory_free(m);
     /* Forgotten stays forgotten after a restart. */
     CHECK(laya_memory_open(path, &m, err, sizeof err) == LAYA_OK);
-    CHECK(learn_index_bytes(learn_memory_index(m)) == 0);
+    CHECK(sync_index(m) == LAYA_OK && index_bytes(m) == 0);
     CHECK(!bytes_on_disk(path, "regards"));
+    laya_memory_free(m);
+    rm_tree(dir);
+}
+
+/* The index is loaded by the first sync, not at open; until then commits
+ * and forgets only touch the store, and the first sync sees them all. */
+TEST(learn_memory_loads_at_first_sync) {
+    const char *dir = test_tmpdir();
+    char path[512];
+    laya_memory *m = NULL;
+    path_in(path, sizeof path, dir, "m.db");
+    CHECK(laya_memory_open(path, &m, NULL, 0) == LAYA_OK);
+    CHECK(laya_memory_commit(m, "kept", 4, NULL, NULL, 0) == LAYA_OK);
+    CHECK(laya_memory_commit(m, "dropped", 7, NULL, NULL, 0) == LAYA_OK);
+    int64_t removed;
+    CHECK(laya_memory_forget_word(m, "dropped", 7, &removed, NULL, 0) == LAYA_OK && removed == 1);
+    CHECK(index_bytes(m) == 0);
+    laya_memory_free(m);
+    CHECK(laya_memory_open(path, &m, NULL, 0) == LAYA_OK);
+    CHECK(index_bytes(m) == 0);
+    CHECK(sync_index(m) == LAYA_OK && index_bytes(m) == 4);
+    CHECK(laya_memory_commit(m, "next", 4, NULL, NULL, 0) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK && index_bytes(m) == 9);
     laya_memory_free(m);
     rm_tree(dir);
 }
@@ -352,6 +390,7 @@ TEST(learn_memory_incognito_learns_nothing_and_persists) {
     path_in(path, sizeof path, dir, "m.db");
     CHECK(laya_memory_open(path, &m, err, sizeof err) == LAYA_OK);
     CHECK(laya_memory_open(path, &other, err, sizeof err) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK);
     int on = -1, learned = -1;
     CHECK(laya_memory_get_incognito(m, &on, NULL, 0) == LAYA_OK && on == 0);
     CHECK(laya_memory_commit(m, "before incognito", 16, &learned, NULL, 0) == LAYA_OK && learned == 1);
@@ -362,13 +401,13 @@ TEST(learn_memory_incognito_learns_nothing_and_persists) {
     CHECK(laya_memory_commit(other, "PRIVATE-incognito-two", 21, &learned, NULL, 0) == LAYA_OK && learned == 0);
     CHECK(count_rows(m->store) == 1);
     CHECK(!bytes_on_disk(path, "PRIVATE-incognito"));
-    CHECK(learn_index_bytes(learn_memory_index(m)) == 16);
+    CHECK(index_bytes(m) == 16);
     laya_memory_free(m);
     laya_memory_free(other);
     /* Reopened: still on, still learning nothing. */
     CHECK(laya_memory_open(path, &m, err, sizeof err) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK && learn_memory_incognito(m) == 1);
     CHECK(laya_memory_get_incognito(m, &on, NULL, 0) == LAYA_OK && on == 1);
-    CHECK(learn_memory_incognito(m) == 1);
     CHECK(laya_memory_commit(m, "PRIVATE-after-reopen", 20, &learned, NULL, 0) == LAYA_OK && learned == 0);
     CHECK(laya_memory_set_incognito(m, 0, NULL, 0) == LAYA_OK);
     CHECK(laya_memory_commit(m, "after incognito", 15, &learned, NULL, 0) == LAYA_OK && learned == 1);
@@ -545,7 +584,8 @@ TEST(learn_store_migrates_v1) {
     CHECK(r.ids[0] == 3 && r.ids[1] == 7 && r.ids[2] == 9);
     CHECK(r.len[0] == 17 && !memcmp(r.text[0], "Best regards, Tom", 17) && r.t[0] == 111);
     CHECK(r.len[1] == strlen("我想订个外卖") && !memcmp(r.text[1], "我想订个外卖", r.len[1]));
-    CHECK(learn_index_bytes(learn_memory_index(m)) == 17 + 1 + strlen("我想订个外卖") + 1 + 5);
+    CHECK(sync_index(m) == LAYA_OK);
+    CHECK(index_bytes(m) == 17 + 1 + strlen("我想订个外卖") + 1 + 5);
     int on = -1;
     CHECK(laya_memory_get_incognito(m, &on, NULL, 0) == LAYA_OK && on == 0);
     int learned = 0;
@@ -597,6 +637,7 @@ TEST(learn_memory_second_connection_syncs) {
     path_in(p, sizeof p, dir, "m.db");
     CHECK(laya_memory_open(p, &a, err, sizeof err) == LAYA_OK);
     CHECK(laya_memory_open(p, &b, err, sizeof err) == LAYA_OK);
+    CHECK(sync_index(a) == LAYA_OK && sync_index(b) == LAYA_OK);
     int learned;
     CHECK(laya_memory_commit(a, "first from a", 12, &learned, NULL, 0) == LAYA_OK && learned);
     learn_memory_lock(b);
@@ -687,6 +728,7 @@ TEST(learn_memory_sees_another_process) {
     laya_memory *m = NULL;
     path_in(p, sizeof p, dir, "m.db");
     CHECK(laya_memory_open(p, &m, NULL, 0) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK);
     int go[2], done[2];
     CHECK(pipe(go) == 0 && pipe(done) == 0);
     pid_t pid = fork();
@@ -758,6 +800,7 @@ TEST(learn_memory_threads_share_one_handle) {
     char p[512];
     laya_memory *m = NULL;
     CHECK(laya_memory_open(path_in(p, sizeof p, dir, "m.db"), &m, NULL, 0) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK);
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, commit_many, m);
     int failures = 0;
@@ -768,7 +811,7 @@ TEST(learn_memory_threads_share_one_handle) {
     }
     CHECK(failures == 0);
     CHECK(raw_int(p, "SELECT count(*) FROM commits") == THREADS * PER_THREAD);
-    CHECK(learn_index_bytes(learn_memory_index(m)) == (size_t)THREADS * PER_THREAD * 5 - 1);
+    CHECK(index_bytes(m) == (size_t)THREADS * PER_THREAD * 5 - 1);
     laya_memory_free(m);
     rm_tree(dir);
 }
@@ -890,6 +933,7 @@ TEST(learn_memory_sync_cost_when_unchanged) {
     for (int i = 0; i < 100; i++) laya_memory_commit(m, "some text", 9, NULL, NULL, 0);
     enum { N = 20000 };
     learn_memory_lock(m);
+    CHECK(learn_memory_sync(m, NULL, 0) == LAYA_OK);
     uint64_t v0 = learn_memory_version(m);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -55,6 +55,10 @@ static laya_status pull(laya_memory *m, char *err, size_t errlen) {
 }
 
 laya_status learn_memory_sync(laya_memory *m, char *err, size_t errlen) {
+    if (!m->loaded) {
+        m->loaded = 1;
+        return pull(m, err, errlen);
+    }
     int changed = m->stale;
     if (!changed) {
         laya_status st = learn_store_changed(m->store, &changed, err, errlen);
@@ -78,7 +82,6 @@ laya_status laya_memory_open(const char *path, laya_memory **out, char *err, siz
     laya_status st = learn_store_open(path, &m->store, err, errlen);
     if (st == LAYA_OK && (st = learn_index_new(LEARN_INDEX_DEFAULT_CAP, &m->ix)) != LAYA_OK)
         err_set(err, errlen, st, "cannot allocate the memory's index");
-    if (st == LAYA_OK) st = pull(m, err, errlen);
     if (st != LAYA_OK) {
         laya_memory_free(m);
         return st;
@@ -103,12 +106,13 @@ laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len,
     if (!m || (!text && len)) return LAYA_ERR_ARG;
     learn_memory_lock(m);
     /* Others' commits first, so the index keeps the store's order; a failed
-     * sync leaves the index stale, which the add below resolves. */
-    learn_memory_sync(m, NULL, 0);
+     * sync leaves the index stale, which the add below resolves. Before the
+     * first sync there is no index to keep in step. */
+    if (m->loaded) learn_memory_sync(m, NULL, 0);
     int64_t id = 0;
     laya_status st = learn_store_add(m->store, (const uint8_t *)text, len, t, &id, err, errlen);
     if (st == LAYA_OK && id == 0 && len) m->incognito = 1;
-    if (st == LAYA_OK && id) {
+    if (st == LAYA_OK && id && m->loaded) {
         /* The id follows the index's newest: nobody else wrote in between,
          * so the index can take the text now; otherwise the next sync
          * reads everything after last_id, this commit included. */
@@ -169,7 +173,7 @@ static laya_status forget(laya_memory *m, enum forget_kind kind, int64_t t, cons
                      : kind == FORGET_SINCE ? learn_store_forget_since(m->store, t, &n, err, errlen)
                                             : learn_store_forget_word(m->store, (const uint8_t *)word, len, &n,
                                                                       err, errlen);
-    if (st == LAYA_OK && n > 0) st = reload(m, err, errlen);
+    if (st == LAYA_OK && n > 0 && m->loaded) st = reload(m, err, errlen);
     learn_memory_unlock(m);
     if (removed) *removed = n;
     return st;

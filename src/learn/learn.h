@@ -3,11 +3,18 @@
  *
  * A laya_memory is a store (learn_store.h: the file) plus an index
  * (learn_index.h: what the search queries) kept in step with it: the index
- * holds the store's commits in commit order, loaded at open; a commit goes
- * to the store, then to the index; a forget deletes from the store, then
- * empties the index and reloads it, so forgotten text never stays in it.
- * Other processes' commits reach the index through learn_memory_sync (new
- * rows only, or everything again when their forget moved the generation).
+ * holds the store's commits in commit order; a commit goes to the store,
+ * then to the index; a forget deletes from the store, then empties the
+ * index and reloads it, so forgotten text never stays in it. Other
+ * processes' commits reach the index through learn_memory_sync (new rows
+ * only, or everything again when their forget moved the generation).
+ *
+ * The index is loaded by the first learn_memory_sync, not at open: the
+ * commands that only list, add or forget (`laya memory`, `laya incognito`)
+ * never pay for it (at the 100k-row cap it is the larger part of opening;
+ * bench/bench_learn.c). A program that suggests calls learn_memory_sync
+ * once right after open, so the first keystroke costs no more than the
+ * rest.
  *
  * Locking: one mutex. The public laya_memory_* functions take it
  * themselves; the learn_memory_* functions below expect the caller to hold
@@ -32,6 +39,7 @@ struct laya_memory {
     int64_t generation;  /* the store's generation the index reflects; -1: reload all */
     int incognito;       /* the store's switch as of the last sync or commit */
     int stale;           /* the index may lag the store: the next sync reads */
+    int loaded;          /* a sync has run: the index is kept in step from now on */
     uint64_t version;    /* +1 whenever the index changes */
     laya_status load_st; /* scratch of a load: the first index failure */
 };
@@ -39,11 +47,13 @@ struct laya_memory {
 void learn_memory_lock(laya_memory *m);
 void learn_memory_unlock(laya_memory *m);
 
-/* The index the search queries. Lock held; valid until unlock. */
+/* The index the search queries, as of the last learn_memory_sync (empty
+ * before the first). Lock held; valid until unlock. */
 learn_index *learn_memory_index(laya_memory *m);
 
-/* Brings the index up to the store (other processes' commits and forgets)
- * and refreshes the incognito flag. Lock held. Costs one PRAGMA
+/* Brings the index up to the store (the whole store on the first call;
+ * then other processes' commits and forgets) and refreshes the incognito
+ * flag. Lock held. Costs one PRAGMA
  * data_version (about a microsecond: tests/test_learn_store.c measures it)
  * when no other connection wrote since the last call. On error the index
  * keeps what it had (never text that a forget in this process removed) and
