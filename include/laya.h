@@ -165,8 +165,10 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
  * (the daemon, `laya type`, the IBus and fcitx5 engines), so what one
  * commits, the next suggestion of any other sees. File, schema, bounds and
  * privacy guarantees: src/learn/learn_store.h.
- *  - A laya_memory may be shared by threads (it holds a mutex) but must not
- *    be used in a child after fork().
+ *  - A laya_memory may be shared by threads (it holds a mutex). After
+ *    fork() only the parent may use it, and a child must not open the same
+ *    file while the parent's handle is in its memory (SQLite shares lock
+ *    state per file within a process): open it after exec, or fork first.
  *  - Every function below that touches the file fills err (optional,
  *    errlen bytes, caller-owned) with a sentence naming the file and a hint
  *    (locked by another process, damaged, from a newer Laya, ...).

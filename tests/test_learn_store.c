@@ -565,6 +565,27 @@ TEST(learn_store_refuses_newer_foreign_and_garbage) {
     rm_tree(dir);
 }
 
+TEST(learn_store_refuses_edited_schema) {
+    const char *dir = test_tmpdir();
+    char p[512];
+    static const char *const edits[] = {
+        "CREATE TRIGGER spy AFTER INSERT ON commits BEGIN SELECT 1; END;",
+        "CREATE VIEW v AS SELECT * FROM commits;",
+        "CREATE TABLE extra(x);",
+        "DROP TABLE meta;",
+    };
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "e%d.db", i);
+        learn_store *s = NULL;
+        CHECK(learn_store_open(path_in(p, sizeof p, dir, name), &s, NULL, 0) == LAYA_OK);
+        learn_store_close(s);
+        CHECK(raw_exec(p, edits[i]) == SQLITE_OK);
+        CHECKF(refused(p, LAYA_ERR_FORMAT, "Laya's tables"), "edit %d", i);
+    }
+    rm_tree(dir);
+}
+
 TEST(learn_store_migrates_v1) {
     const char *dir = test_tmpdir();
     char p[512], err[512] = "";
@@ -727,10 +748,10 @@ TEST(learn_memory_sees_another_process) {
     char p[512];
     laya_memory *m = NULL;
     path_in(p, sizeof p, dir, "m.db");
-    CHECK(laya_memory_open(p, &m, NULL, 0) == LAYA_OK);
-    CHECK(sync_index(m) == LAYA_OK);
     int go[2], done[2];
     CHECK(pipe(go) == 0 && pipe(done) == 0);
+    /* Fork before opening: a child must not open the file while a parent's
+     * connection is in its memory (laya.h). */
     pid_t pid = fork();
     if (pid == 0) {
         laya_memory *c = NULL;
@@ -745,6 +766,8 @@ TEST(learn_memory_sees_another_process) {
         _exit(0);
     }
     close(go[0]), close(done[1]);
+    CHECK(laya_memory_open(p, &m, NULL, 0) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK);
     for (int i = 0; i < 50; i++) {
         char b = 'x';
         CHECK(write(go[1], &b, 1) == 1 && read(done[0], &b, 1) == 1);

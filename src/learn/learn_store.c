@@ -309,6 +309,28 @@ static laya_status check_schema(learn_store *s, int64_t *version, char *err, siz
     return LAYA_OK;
 }
 
+/* A current file must hold exactly Laya's tables and nothing that runs
+ * code on its own (triggers) or hides a table (views): anything else was
+ * made or edited by hand and is refused rather than trusted. */
+static laya_status check_tables(learn_store *s, char *err, size_t errlen) {
+    int64_t ours, others;
+    laya_status st;
+    if ((st = query_int(s,
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('commits', 'meta')",
+                        &ours, "reading the schema", err, errlen)) ||
+        (st = query_int(s,
+                        "SELECT count(*) FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' "
+                        "AND name NOT IN ('commits', 'meta', 'sqlite_sequence'))",
+                        &others, "reading the schema", err, errlen)))
+        return st;
+    if (ours != 2 || others != 0)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "memory store %s does not hold Laya's tables as this build wrote them (damaged or edited "
+                       "by hand): move it away and Laya starts an empty one there",
+                       s->path);
+    return LAYA_OK;
+}
+
 /* Brings the file to LEARN_STORE_SCHEMA in one write transaction. Another
  * process may have done it meanwhile, so the version is read again under
  * the write lock. */
@@ -375,6 +397,7 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
         if ((st = exec(s, "PRAGMA synchronous = NORMAL", "configuring", err, errlen))) return st;
     }
     if (v < LEARN_STORE_SCHEMA && (st = upgrade(s, err, errlen))) return st;
+    if ((st = check_tables(s, err, errlen))) return st;
     if (!mem && (st = make_private(s->path, err, errlen))) return st;
     if ((st = prepare(s, &s->add, "INSERT INTO commits(text, t) VALUES(?1, ?2)", err, errlen)) ||
         (st = prepare(s, &s->incognito, "SELECT value FROM meta WHERE key = 'incognito'", err, errlen)) ||

@@ -48,7 +48,8 @@
  * Errors: every function that touches the file returns a laya_status and
  * fills err (optional) with one sentence naming the store and a hint.
  * A learn_store is used by one thread at a time (laya_memory holds a mutex)
- * and never across fork(). */
+ * and never across fork(); a child must not open one while the parent's is
+ * in its memory (SQLite's per-process lock bookkeeping would be shared). */
 #ifndef LAYA_LEARN_STORE_H
 #define LAYA_LEARN_STORE_H
 
