@@ -381,6 +381,52 @@ TEST(learn_memory_loads_at_first_sync) {
     rm_tree(dir);
 }
 
+/* The first sync indexes only the newest commits that fill the index's
+ * cap. learn_store_tail finds where they start; the index then knows the
+ * same recent words as one fed every commit (the reference), and neither
+ * holds the oldest. */
+TEST(learn_memory_loads_the_newest_that_fit) {
+    const char *dir = test_tmpdir();
+    char path[512], t[300];
+    enum { ROWS = 3000, LEN = 250 };
+    learn_store *s = NULL;
+    path_in(path, sizeof path, dir, "m.db");
+    CHECK(learn_store_open(path, &s, NULL, 0) == LAYA_OK);
+    learn_index *ref = NULL;
+    CHECK(learn_index_new(LEARN_INDEX_DEFAULT_CAP, &ref) == LAYA_OK);
+    for (int i = 0; i < ROWS; i++) {
+        int n = snprintf(t, sizeof t, "w%05d", i);
+        memset(t + n, ' ', LEN - (size_t)n);
+        memcpy(t + LEN - 12, "lorem ipsum.", 12);
+        CHECK(learn_store_add(s, (const uint8_t *)t, LEN, i, NULL, NULL, 0) == LAYA_OK);
+        CHECK(learn_index_add(ref, (const uint8_t *)t, LEN) == LAYA_OK);
+    }
+    int64_t since = -1, max_id = 0;
+    CHECK(learn_store_max_id(s, &max_id, NULL, 0) == LAYA_OK && max_id == ROWS);
+    CHECK(learn_store_tail(s, 4 * (LEN + 1) - 3, &since, NULL, 0) == LAYA_OK && since == max_id - 4);
+    CHECK(learn_store_tail(s, 4 * (LEN + 1), &since, NULL, 0) == LAYA_OK && since == max_id - 4);
+    CHECK(learn_store_tail(s, (int64_t)ROWS * (LEN + 1) + 1, &since, NULL, 0) == LAYA_OK && since == 0);
+    learn_store_close(s);
+    laya_memory *m = NULL;
+    CHECK(laya_memory_open(path, &m, NULL, 0) == LAYA_OK);
+    CHECK(sync_index(m) == LAYA_OK);
+    learn_memory_lock(m);
+    const learn_index *ix = learn_memory_index(m);
+    CHECK(m->last_id == max_id);
+    CHECK(learn_index_bytes(ix) <= LEARN_INDEX_DEFAULT_CAP && learn_index_bytes(ix) >= LEARN_INDEX_DEFAULT_CAP / 2);
+    for (int i = 0; i < ROWS; i++) {
+        char w[8];
+        snprintf(w, sizeof w, "w%05d", i);
+        int a = learn_index_word_count(ix, (const uint8_t *)w, 6), b = learn_index_word_count(ref, (const uint8_t *)w, 6);
+        if (i >= ROWS - 1000) CHECKF(a == 1 && b == 1, "%s: %d (reference %d)", w, a, b);
+        if (i < 100) CHECKF(a == 0 && b == 0, "%s: %d (reference %d)", w, a, b);
+    }
+    learn_memory_unlock(m);
+    laya_memory_free(m);
+    learn_index_free(ref);
+    rm_tree(dir);
+}
+
 /* ---- incognito ----------------------------------------------------------------- */
 
 TEST(learn_memory_incognito_learns_nothing_and_persists) {

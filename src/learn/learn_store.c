@@ -565,6 +565,27 @@ laya_status learn_store_rows(learn_store *s, int64_t since_id, learn_store_row_f
     return st;
 }
 
+laya_status learn_store_tail(learn_store *s, int64_t bytes, int64_t *since_id, char *err, size_t errlen) {
+    sqlite3_stmt *q = NULL;
+    *since_id = 0;
+    /* length() of a BLOB comes from the record header: overflow pages are
+     * not read. */
+    int rc = sqlite3_prepare_v2(s->db, "SELECT id, length(text) FROM commits ORDER BY id DESC", -1, &q, NULL);
+    if (rc != SQLITE_OK) return fail(s, rc, "reading commit sizes", err, errlen);
+    int64_t sum = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sum += sqlite3_column_int64(q, 1) + 1;
+        if (sum >= bytes) {
+            *since_id = sqlite3_column_int64(q, 0) - 1;
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    laya_status st = rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, "reading commit sizes", err, errlen);
+    sqlite3_finalize(q);
+    return st;
+}
+
 laya_status learn_store_max_id(learn_store *s, int64_t *id, char *err, size_t errlen) {
     return step_int(s, s->max_id, id, "reading the newest commit", err, errlen);
 }

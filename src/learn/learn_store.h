@@ -116,6 +116,12 @@ laya_status learn_store_state_get(learn_store *s, learn_store_state *state, char
 /* Visits every commit with id > since_id in order. */
 laya_status learn_store_rows(learn_store *s, int64_t since_id, learn_store_row_fn fn, void *ctx, char *err,
                              size_t errlen);
+/* *since_id = the id before the newest commits whose texts (plus one
+ * separator byte each) add up to at least bytes, so learn_store_rows from
+ * it visits just those; 0 when the whole store holds less. Reads only the
+ * lengths. For a reader whose index keeps at most bytes of the newest
+ * text: the older rows would be dropped again at once. */
+laya_status learn_store_tail(learn_store *s, int64_t bytes, int64_t *since_id, char *err, size_t errlen);
 /* Ends the read transaction; a no-op when none is open. */
 void learn_store_end_read(learn_store *s);
 
