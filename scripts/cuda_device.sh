@@ -8,7 +8,8 @@
 # Expects (ignored folders, carried to the machine):
 #   .cudabin/   laya, laya_cuda_tests, laya_cuda_bench built with
 #               `make cuda BUILD=build-cuda/base CUDA_DEPS=.cudadeps` (optional)
-#   .cudadeps/  include/ and lib/ with jansson and libsodium (static)
+#   .cudadeps/  include/ and lib/ with jansson, libsodium and sqlite3 (static;
+#               liblaya.a holds the memory store, src/learn/learn_store.c)
 #   .cudadata/  tokenizer.tok, train.tokens, valid_en.tokens, valid_zh.tokens
 # Usage: OUT=/tmp/out sh scripts/cuda_device.sh [tests|bench|train|all]
 set -u
