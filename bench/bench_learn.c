@@ -1,7 +1,8 @@
 /* bench_learn.c - the personal memory's costs at its cap (100,000 commits,
  * ~60 bytes each, in a temporary folder): the store alone (read every
- * row, add), open and the first sync that loads the index, a commit (one write transaction, p50/p99), the change check that
- * runs before every suggestion (fast path and the data_version reference),
+ * row, add), open and the first sync that loads the index, a commit (one
+ * write transaction, p50/p99), the change check that runs before every
+ * suggestion (fast path and the data_version reference),
  * a sync that pulls another connection's commit, an add that evicts, and
  * forget --word over every row. The floor for the check is zero work: it
  * should cost less than a cache miss or two. */

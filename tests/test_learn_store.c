@@ -244,7 +244,8 @@ TEST(learn_store_forget_all_leaves_no_bytes) {
     CHECK(learn_store_open(path_in(path, sizeof path, dir, "m.db"), &s, err, sizeof err) == LAYA_OK);
     char *lt = long_text("QZXV-long-secret-4417");
     const char *texts[] = {"my pin hint is QZXV-short-secret-9921", lt, "订个外卖QZXV-cjk-secret"};
-    for (int i = 0; i < 3; i++) CHECK(learn_store_add(s, (const uint8_t *)texts[i], strlen(texts[i]), 5, NULL, err, sizeof err) == LAYA_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK(learn_store_add(s, (const uint8_t *)texts[i], strlen(texts[i]), 5, NULL, err, sizeof err) == LAYA_OK);
     /* The checker sees the text before the forget. */
     CHECK(bytes_on_disk(path, "QZXV-short-secret-9921"));
     CHECK(bytes_on_disk(path, "QZXV-long-secret-4417"));
@@ -417,7 +418,8 @@ TEST(learn_memory_loads_the_newest_that_fit) {
     for (int i = 0; i < ROWS; i++) {
         char w[8];
         snprintf(w, sizeof w, "w%05d", i);
-        int a = learn_index_word_count(ix, (const uint8_t *)w, 6), b = learn_index_word_count(ref, (const uint8_t *)w, 6);
+        int a = learn_index_word_count(ix, (const uint8_t *)w, 6);
+        int b = learn_index_word_count(ref, (const uint8_t *)w, 6);
         if (i >= ROWS - 1000) CHECKF(a == 1 && b == 1, "%s: %d (reference %d)", w, a, b);
         if (i < 100) CHECKF(a == 0 && b == 0, "%s: %d (reference %d)", w, a, b);
     }

@@ -7,7 +7,8 @@
 
 #include "util/err.h"
 
-_Static_assert((int)LAYA_MEMORY_MAX_TEXT == (int)LEARN_STORE_MAX_TEXT, "laya.h and learn_store.h disagree on the commit limit");
+_Static_assert((int)LAYA_MEMORY_MAX_TEXT == (int)LEARN_STORE_MAX_TEXT,
+               "laya.h and learn_store.h disagree on the commit limit");
 
 void learn_memory_lock(laya_memory *m) { pthread_mutex_lock(&m->mu); }
 void learn_memory_unlock(laya_memory *m) { pthread_mutex_unlock(&m->mu); }

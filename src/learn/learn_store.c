@@ -212,7 +212,11 @@ static laya_status make_parents(const char *path, char *err, size_t errlen) {
 }
 
 static const char *kind_of(mode_t m) {
-    return S_ISDIR(m) ? "folder" : S_ISFIFO(m) ? "named pipe" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) || S_ISBLK(m) ? "device" : "special file";
+    return S_ISDIR(m)                 ? "folder"
+           : S_ISFIFO(m)              ? "named pipe"
+           : S_ISSOCK(m)              ? "socket"
+           : S_ISCHR(m) || S_ISBLK(m) ? "device"
+                                      : "special file";
 }
 
 /* Refuses anything but a regular file at path (creating an empty one,
@@ -469,8 +473,8 @@ static laya_status evict(learn_store *s, int64_t id, int64_t *rows, int64_t *at_
     if (st != LAYA_OK) return st;
     if (n > s->cap) {
         sqlite3_stmt *q = NULL;
-        int rc = sqlite3_prepare_v2(s->db, "DELETE FROM commits WHERE id IN (SELECT id FROM commits ORDER BY id LIMIT ?1)",
-                                    -1, &q, NULL);
+        int rc = sqlite3_prepare_v2(
+            s->db, "DELETE FROM commits WHERE id IN (SELECT id FROM commits ORDER BY id LIMIT ?1)", -1, &q, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_bind_int64(q, 1, n - (s->cap - s->cap / 20));
             rc = sqlite3_step(q);
