@@ -37,7 +37,12 @@ static const char *parse_common(int argc, char **argv, const char *cmd, const ch
     *n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
+            if (!strcmp(cmd, "incognito"))
+                printf("usage: laya incognito on|off|status [--memory PATH]\n"
+                       "Stops (on) or resumes (off) learning in every Laya process that uses the\n"
+                       "memory, until switched again; status prints on or off.\n");
+            else
+                usage(stdout);
             exit(0);
         } else if (!strcmp(argv[i], "--memory")) {
             if (i + 1 >= argc) cli_die("%s: --memory expects a path", cmd);
@@ -316,6 +321,7 @@ int cmd_incognito(int argc, char **argv) {
     const char *path = parse_common(argc, argv, "incognito", args, &n);
     if (n != 1 || (strcmp(args[0], "on") && strcmp(args[0], "off") && strcmp(args[0], "status"))) {
         usage(stderr);
+        if (n >= 1) cli_die("incognito: unknown argument '%s' (expected on, off or status)", args[0]);
         cli_die("incognito: expected on, off or status");
     }
     laya_memory *m = cli_open_memory(path);
