@@ -30,19 +30,25 @@ static void usage(FILE *f) {
             "WORD as a whole word (any case for ASCII letters; a CJK word anywhere).\n");
 }
 
-/* Options shared by every subcommand: --memory PATH and --help; the rest
- * (in order) go to args[0..*n). */
-static const char *parse_common(int argc, char **argv, const char *cmd, const char **args, int *n) {
+static void usage_incognito(FILE *f) {
+    fprintf(f,
+            "usage: laya incognito on|off|status [--memory PATH]\n"
+            "on stops learning in every process that shares the memory (daemon, IBus,\n"
+            "fcitx5, laya type), off resumes it; the switch is kept in the memory itself,\n"
+            "so it holds across restarts until switched off. status prints on or off.\n"
+            "The memory is --memory PATH, else $LAYA_MEMORY, else\n"
+            "$XDG_DATA_HOME/laya/memory.db.\n");
+}
+
+/* Options shared by every subcommand: --memory PATH and --help (which
+ * prints help and exits); the rest (in order) go to args[0..*n). */
+static const char *parse_common(int argc, char **argv, const char *cmd, void (*help)(FILE *), const char **args,
+                                int *n) {
     const char *path = NULL;
     *n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            if (!strcmp(cmd, "incognito"))
-                printf("usage: laya incognito on|off|status [--memory PATH]\n"
-                       "Stops (on) or resumes (off) learning in every Laya process that uses the\n"
-                       "memory, until switched again; status prints on or off.\n");
-            else
-                usage(stdout);
+            help(stdout);
             exit(0);
         } else if (!strcmp(argv[i], "--memory")) {
             if (i + 1 >= argc) cli_die("%s: --memory expects a path", cmd);
@@ -116,7 +122,7 @@ static int print_entry(void *vctx, const char *text, size_t len, int64_t count, 
 static int memory_list(int argc, char **argv) {
     const char *args[64];
     int n;
-    const char *path = parse_common(argc, argv, "memory list", args, &n);
+    const char *path = parse_common(argc, argv, "memory list", usage, args, &n);
     int json = 0;
     for (int i = 0; i < n; i++) {
         if (!strcmp(args[i], "--json")) json = 1;
@@ -142,7 +148,7 @@ static int memory_list(int argc, char **argv) {
 static int memory_export(int argc, char **argv) {
     const char *args[64];
     int n;
-    const char *path = parse_common(argc, argv, "memory export", args, &n);
+    const char *path = parse_common(argc, argv, "memory export", usage, args, &n);
     if (n > 1) cli_die("memory export: expected at most one FILE, got '%s' too", args[1]);
     for (int i = 0; i < n; i++)
         if (args[i][0] == '-' && args[i][1]) cli_die("memory export: unknown option '%s'", args[i]);
@@ -194,7 +200,7 @@ static char *read_all(FILE *f, size_t *len) {
 static int memory_add(int argc, char **argv) {
     const char *args[64];
     int n;
-    const char *path = parse_common(argc, argv, "memory add", args, &n);
+    const char *path = parse_common(argc, argv, "memory add", usage, args, &n);
     if (n != 1) cli_die("memory add: expected one TEXT (quote it; - reads stdin)");
     size_t len;
     char *owned = NULL;
@@ -238,7 +244,7 @@ static int64_t parse_date(const char *s) {
 static int memory_forget(int argc, char **argv) {
     const char *args[64];
     int n;
-    const char *path = parse_common(argc, argv, "memory forget", args, &n);
+    const char *path = parse_common(argc, argv, "memory forget", usage, args, &n);
     int all = 0, chosen = 0;
     const char *since = NULL, *word = NULL;
     for (int i = 0; i < n; i++) {
@@ -279,7 +285,7 @@ static int memory_forget(int argc, char **argv) {
 static int memory_path(int argc, char **argv) {
     const char *args[64];
     int n;
-    const char *path = cli_memory_path(parse_common(argc, argv, "memory path", args, &n));
+    const char *path = cli_memory_path(parse_common(argc, argv, "memory path", usage, args, &n));
     if (n) cli_die("memory path: unexpected '%s'", args[0]);
     char buf[4096], err[512] = "";
     if (!path) {
@@ -318,9 +324,11 @@ int cmd_incognito(int argc, char **argv) {
     if (argc > 64) cli_die("incognito: too many arguments");
     const char *args[64];
     int n;
-    const char *path = parse_common(argc, argv, "incognito", args, &n);
+    const char *path = parse_common(argc, argv, "incognito", usage_incognito, args, &n);
+    for (int i = 0; i < n; i++)
+        if (args[i][0] == '-') cli_die("incognito: unknown option '%s'", args[i]);
     if (n != 1 || (strcmp(args[0], "on") && strcmp(args[0], "off") && strcmp(args[0], "status"))) {
-        usage(stderr);
+        usage_incognito(stderr);
         if (n >= 1) cli_die("incognito: unknown argument '%s' (expected on, off or status)", args[0]);
         cli_die("incognito: expected on, off or status");
     }
