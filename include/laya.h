@@ -232,6 +232,25 @@ typedef int (*laya_memory_visit)(void *ctx, const char *text, size_t len, int64_
 /* Visits every distinct text, most recently committed first. */
 laya_status laya_memory_list(laya_memory *m, laya_memory_visit fn, void *ctx, char *err, size_t errlen);
 
+/* Reads what m's store holds into memory now (the first suggestion would
+ * otherwise pay for it: about 0.3 s at the store's cap), as a program
+ * that suggests does right after laya_memory_open. */
+laya_status laya_memory_prepare(laya_memory *m, char *err, size_t errlen);
+
+/* Learning for a session: with m, the session's suggestions draw on what
+ * m holds and on the text typed in the session itself (names and phrases
+ * that recur in a document before anything is committed); with NULL
+ * (the default) they come from the model alone. m is borrowed: it must
+ * outlive the session or be detached first. Committing stays the caller's
+ * job (laya_memory_commit). While m is incognito nothing typed is kept,
+ * not even for the session; what m already holds is still used. */
+laya_status laya_session_set_memory(laya_session *s, laya_memory *m);
+
+/* A private field (a password or PIN, a field marked private, a password
+ * prompt): with on, the session consults no memory and keeps nothing of
+ * what is typed until switched off. Callers must also not commit its text. */
+laya_status laya_session_set_private(laya_session *s, int on);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@ enum { STDIO_MAX_LINE = 8 << 20, STDIO_SESSIONS = 16, SOCKET_SESSIONS = 64 };
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
-            "                  [--max-line BYTES] [--max-clients N] [--no-learn]\n"
+            "                  [--max-line BYTES] [--max-clients N] [--memory PATH | --no-learn]\n"
             "                  " CLI_SEARCH_USAGE "\n"
             "Answers JSON lines with JSON lines (docs/PROTOCOL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
@@ -41,6 +41,8 @@ static void usage(FILE *f) {
             "--socket [PATH]    a daemon on a Unix socket (0600), default\n"
             "                   $XDG_RUNTIME_DIR/laya/laya.sock; lines up to 1 MiB; stops on\n"
             "                   SIGTERM/SIGINT and removes the socket\n"
+            "--memory PATH      the personal memory commits go to (else $LAYA_MEMORY, else\n"
+            "                   $XDG_DATA_HOME/laya/memory.db); shared with every Laya process\n"
             "--no-learn         learn nothing: commits are dropped, suggestions come from the\n"
             "                   model alone\n"
             "Sessions are per connection; at most --max-sessions over all of them (default\n"
@@ -74,7 +76,7 @@ static int serve_stdio(proto *p) {
 }
 
 int cmd_serve(int argc, char **argv) {
-    const char *model_path = NULL, *sock_path = NULL;
+    const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL;
     int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0;
     laya_search_opts cfg = laya_search_defaults();
     srv_cfg scfg = srv_cfg_default();
@@ -88,6 +90,10 @@ int cmd_serve(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--no-learn")) {
             no_learn = 1;
+        } else if (!strcmp(a, "--memory")) {
+            if (!v) cli_die("--memory expects a path");
+            memory_path = v;
+            i++;
         } else if (!strcmp(a, "--stdio")) {
             stdio = 1;
         } else if (!strcmp(a, "--socket")) {
@@ -145,7 +151,10 @@ int cmd_serve(int argc, char **argv) {
         srv_close(s);
         cli_die("out of memory");
     }
-    proto_set_learning(p, !no_learn);
+    laya_memory *mem = no_learn ? NULL : cli_open_memory(memory_path);
+    if (mem && laya_memory_prepare(mem, err, sizeof err) != LAYA_OK)
+        fprintf(stderr, "laya: serve: the memory could not be read (%s); going on with what was read\n", err);
+    proto_set_memory(p, mem);
     int rc = 0;
     if (stdio) {
         rc = serve_stdio(p);
@@ -158,6 +167,7 @@ int cmd_serve(int argc, char **argv) {
         srv_close(s);
     }
     proto_free(p);
+    laya_memory_free(mem);
     laya_model_free(m);
     return rc;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "engine/utf8.h"
+#include "learn/learn.h"
 #include "learn/learn_index.h"
 
 /* Brings the session's own index up to the complete units of the context
@@ -185,10 +186,23 @@ static void merge(learn_result *a, const learn_result *b) {
 void engine_blend_memory(laya_session *s) {
     if (!s->learn_on || s->private_field) return;
     learn_result r = {.order = -1}, h;
-    if (sync_typed(s) == 0) learn_index_query(s->cix, s->ctx, s->len, s->learn_kappa, &r);
-    if (s->lix) {
-        learn_index_query(s->lix, s->ctx, s->len, s->learn_kappa * HISTORY_KAPPA, &h);
+    laya_memory *mem = s->memory;
+    const learn_index *hist = s->lix;
+    int incognito = 0;
+    if (mem) {
+        /* the store's index, brought up to other processes' commits (a
+         * data_version compare when nothing changed), held locked while
+         * it is read */
+        learn_memory_lock(mem);
+        learn_memory_sync(mem, NULL, 0);
+        hist = learn_memory_index(mem);
+        incognito = learn_memory_incognito(mem);
+    }
+    if (!incognito && sync_typed(s) == 0) learn_index_query(s->cix, s->ctx, s->len, s->learn_kappa, &r);
+    if (hist) {
+        learn_index_query(hist, s->ctx, s->len, s->learn_kappa * HISTORY_KAPPA, &h);
         merge(&r, &h);
     }
+    if (mem) learn_memory_unlock(mem);
     mix(s, &r);
 }

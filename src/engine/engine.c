@@ -493,6 +493,20 @@ laya_status engine_set_learn(laya_session *s, int on, const struct learn_index *
     return LAYA_OK;
 }
 
+laya_status laya_session_set_memory(laya_session *s, laya_memory *m) {
+    if (!s) return LAYA_ERR_ARG;
+    s->memory = m;
+    s->lix = NULL;
+    s->learn_on = m != NULL;
+    return LAYA_OK;
+}
+
+laya_status laya_session_set_private(laya_session *s, int on) {
+    if (!s) return LAYA_ERR_ARG;
+    engine_set_private(s, on != 0);
+    return LAYA_OK;
+}
+
 void engine_set_private(laya_session *s, int on) {
     s->private_field = on;
     s->cix_end = SIZE_MAX;   /* what was typed there is not kept */

@@ -131,6 +131,7 @@ struct laya_session {
     /* Personal memory (blend.c): the index the search consults (borrowed;
      * NULL: none), how much it is trusted, and the privacy switch. */
     const struct learn_index *lix;
+    struct laya_memory *memory;     /* laya_session_set_memory (borrowed); the history comes from it */
     double learn_kappa;
     int private_field;              /* a password or private field: no memory */
     int learn_on;                   /* consult the memory and the text typed */

@@ -217,3 +217,11 @@ laya_status laya_memory_list(laya_memory *m, laya_memory_visit fn, void *ctx, ch
     learn_memory_unlock(m);
     return st;
 }
+
+laya_status laya_memory_prepare(laya_memory *m, char *err, size_t errlen) {
+    if (!m) return LAYA_ERR_ARG;
+    learn_memory_lock(m);
+    laya_status st = learn_memory_sync(m, err, errlen);
+    learn_memory_unlock(m);
+    return st;
+}

@@ -417,7 +417,7 @@ static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8
             int same = 1;
             for (int j = 0; j < n && same; j++) same = ix->u[i - n + j].h == hs[m - n + j];
             const unit *u = &ix->u[i];
-            if (!same || u->len < pl || memcmp(ix->h + u->off, partial, pl)) continue;
+            if (!same || u->len < pl || (pl && memcmp(ix->h + u->off, partial, pl))) continue;
             /* a word typed in full is the other interpretation's (the caller's) */
             if (pl && (!u->word || u->len == pl)) continue;
             /* where the insertion starts: inside the word, or before the
@@ -425,7 +425,7 @@ static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8
             size_t prev_end = ix->u[i - 1].off + ix->u[i - 1].len, c0 = u->off + pl;
             if (!pl) {
                 size_t hb = u->off - prev_end;
-                c0 = tb <= hb && !memcmp(ix->h + prev_end, blanks, tb) ? prev_end + tb : u->off;
+                c0 = tb <= hb && (!tb || !memcmp(ix->h + prev_end, blanks, tb)) ? prev_end + tb : u->off;
             }
             uint8_t text[LEARN_MAX_TEXT];
             int wl, l = continuation(ix, c0, i, u->off + u->len, text, &wl);

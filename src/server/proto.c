@@ -4,7 +4,6 @@
  * proto_lines.c (proto_impl.h). */
 #include "server/proto_impl.h"
 
-#include "learn/learn_index.h"
 
 #include "engine/decide.h"
 
@@ -17,7 +16,6 @@
 
 struct proto {
     proto_table t;
-    learn_index *lix;   /* what this process has learned from commits */
 };
 
 static double now_us(void) {
@@ -29,14 +27,10 @@ static double now_us(void) {
 laya_status proto_new(const laya_model *m, const laya_search_opts *cfg, int max_sessions, proto **out) {
     if (!m || !cfg || !out || max_sessions < 1) return LAYA_ERR_ARG;
     proto *p = calloc(1, sizeof *p);
-    if (!p || proto_table_init(&p->t, m, cfg, max_sessions) != LAYA_OK ||
-        learn_index_new(LEARN_INDEX_DEFAULT_CAP, &p->lix) != LAYA_OK) {
-        if (p) proto_table_free(&p->t);
+    if (!p || proto_table_init(&p->t, m, cfg, max_sessions) != LAYA_OK) {
         free(p);
         return LAYA_ERR_NOMEM;
     }
-    p->t.lix = p->lix;
-    p->t.learn = 1;
     *out = p;
     return LAYA_OK;
 }
@@ -44,13 +38,12 @@ laya_status proto_new(const laya_model *m, const laya_search_opts *cfg, int max_
 void proto_free(proto *p) {
     if (!p) return;
     proto_table_free(&p->t);
-    learn_index_free(p->lix);
     free(p);
 }
 
 int proto_sessions(const proto *p) { return p->t.n; }
 
-void proto_set_learning(proto *p, int on) { p->t.learn = on; }
+void proto_set_memory(proto *p, laya_memory *m) { p->t.memory = m; }
 
 void proto_drop_owner(proto *p, uint64_t owner) { proto_table_drop_owner(&p->t, owner); }
 
@@ -153,8 +146,14 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
     if ((err = get_t_ms(req, &t_ms, &timed))) return err;
     int decide = get_bool(req, "decide", 0, &err);
     if (decide < 0) return err;
+    int priv = get_bool(req, "private", 0, &err);
+    if (priv < 0) return err;
     proto_slot *sl = session_get(p, owner, sid, &err);
     if (!sl) return err;
+    if (priv != sl->priv) {
+        laya_session_set_private(sl->s, priv);
+        sl->priv = priv;
+    }
     laya_decider *d = NULL;
     if (timed || decide || sl->d) {
         if (!(d = decider_get(sl, &err))) return err;
@@ -195,6 +194,65 @@ static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *re
     return json_pack("{s:b}", "ok", 1);
 }
 
+/* {"op":"commit","text":T[,"private":true]}: T was really typed; it is
+ * learned unless learning is off, the request or its session is private,
+ * or the memory is incognito. */
+static json_t *op_commit(proto *p, uint64_t owner, const char *sid, json_t *req) {
+    json_t *err = NULL;
+    size_t len;
+    const char *text = get_str(req, "text", 0, &len, &err);
+    if (!text) return err;
+    int priv = get_bool(req, "private", 0, &err);
+    if (priv < 0) return err;
+    proto_slot *sl = proto_table_find(&p->t, owner, sid);
+    int learned = 0;
+    if (p->t.memory && !priv && !(sl && sl->priv)) {
+        char msg[256] = "";
+        laya_status st = laya_memory_commit(p->t.memory, text, len, &learned, msg, sizeof msg);
+        if (st != LAYA_OK) return error("commit not learned: %s", *msg ? msg : laya_status_str(st));
+    }
+    return json_pack("{s:b,s:b}", "ok", 1, "learned", learned);
+}
+
+/* {"op":"incognito"[,"on":true|false]}: sets and/or reports the switch,
+ * kept in the store (every process that uses it obeys). */
+static json_t *op_incognito(proto *p, json_t *req) {
+    json_t *err = NULL;
+    if (!p->t.memory) return error("no memory: this server learns nothing (--no-learn)");
+    int on = get_bool(req, "on", -2, &err);
+    if (on == -1) return err;
+    char msg[256] = "";
+    laya_status st = on >= 0 ? laya_memory_set_incognito(p->t.memory, on, msg, sizeof msg) : LAYA_OK;
+    int now = 0;
+    if (st == LAYA_OK) st = laya_memory_get_incognito(p->t.memory, &now, msg, sizeof msg);
+    if (st != LAYA_OK) return error("incognito: %s", *msg ? msg : laya_status_str(st));
+    return json_pack("{s:b,s:b}", "ok", 1, "incognito", now);
+}
+
+/* {"op":"forget","all":true} | {"op":"forget","since":UNIX_SECONDS} |
+ * {"op":"forget","word":W}: removes those commits from the store and from
+ * every process's suggestions. */
+static json_t *op_forget(proto *p, json_t *req) {
+    json_t *err = NULL;
+    if (!p->t.memory) return error("no memory: this server learns nothing (--no-learn)");
+    json_t *since = json_object_get(req, "since");
+    size_t wl = 0;
+    const char *word = get_str(req, "word", 1, &wl, &err);
+    if (err) return err;
+    int all = get_bool(req, "all", 0, &err);
+    if (all < 0) return err;
+    if (all + (since != NULL) + (word != NULL) != 1)
+        return error("forget takes one of \"all\":true, \"since\":<unix seconds> or \"word\":\"...\"");
+    if (since && !json_is_integer(since)) return error("\"since\" must be unix seconds (an integer)");
+    char msg[256] = "";
+    int64_t removed = 0;
+    laya_status st = all ? laya_memory_forget_all(p->t.memory, &removed, msg, sizeof msg)
+                   : since ? laya_memory_forget_since(p->t.memory, json_integer_value(since), &removed, msg, sizeof msg)
+                           : laya_memory_forget_word(p->t.memory, word, wl, &removed, msg, sizeof msg);
+    if (st != LAYA_OK) return error("forget: %s", *msg ? msg : laya_status_str(st));
+    return json_pack("{s:b,s:I}", "ok", 1, "removed", (json_int_t)removed);
+}
+
 const char *proto_req_op(json_t *req, const char **sid) {
     if (!json_is_object(req)) return NULL;
     json_t *op = json_object_get(req, "op"), *js = json_object_get(req, "session");
@@ -214,14 +272,9 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (strlen(sid) > PROTO_MAX_SID || !*sid) return error("\"session\" must be 1..%d bytes", PROTO_MAX_SID);
     if (!strcmp(op, "suggest")) return op_suggest(p, owner, sid, req, stale);
     if (!strcmp(op, "feedback")) return op_feedback(p, owner, sid, req);
-    if (!strcmp(op, "commit")) {
-        size_t len;
-        const char *text = get_str(req, "text", 0, &len, &err);
-        if (!text) return err;
-        laya_status st = p->t.learn ? learn_index_add(p->lix, (const uint8_t *)text, len) : LAYA_OK;
-        if (st != LAYA_OK) return error("commit failed: %s", laya_status_str(st));
-        return json_pack("{s:b}", "ok", 1);
-    }
+    if (!strcmp(op, "commit")) return op_commit(p, owner, sid, req);
+    if (!strcmp(op, "incognito")) return op_incognito(p, req);
+    if (!strcmp(op, "forget")) return op_forget(p, req);
     if (!strcmp(op, "reset")) {
         proto_slot *sl = proto_table_find(&p->t, owner, sid);
         if (sl) {
@@ -239,7 +292,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
         if (st != LAYA_OK) return error("score failed: %s", laya_status_str(st));
         return json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len);
     }
-    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset or score)", op);
+    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset, score, incognito or forget)", op);
 }
 
 json_t *proto_parse(const char *line, size_t n, json_t **err) {

@@ -42,8 +42,12 @@
  * all owners; the least recently used one is closed to make room (a closed
  * session reopens empty and the next context is read afresh: slower, never
  * wrong). A commit is learned (the personal memory, C8) unless learning is
- * off (proto_set_learning); nothing typed is ever logged. Nothing here
- * prints or exits. */
+ * off (proto_set_memory) or the request or its session is private
+ * ("private":true on suggest or commit: a password field); nothing typed is
+ * ever logged. Nothing here prints or exits.
+ *   {"op":"commit",...,"private":true}          -> {"ok":true,"learned":false}
+ *   {"op":"incognito"[,"on":true|false]}        -> {"ok":true,"incognito":B}
+ *   {"op":"forget","all":true | "since":T | "word":W} -> {"ok":true,"removed":N} */
 #ifndef LAYA_PROTO_H
 #define LAYA_PROTO_H
 
@@ -86,9 +90,10 @@ laya_status proto_feed(proto *p, uint64_t owner, struct proto_lines *r, const ch
 /* Closes every session of owner (its connection is gone). */
 void proto_drop_owner(proto *p, uint64_t owner);
 
-/* Learning on (the default) or off for sessions opened from now on: off,
- * commits are acknowledged and dropped and the search consults no memory. */
-void proto_set_learning(proto *p, int on);
+/* The personal memory sessions opened from now on learn from and commits
+ * go to (borrowed: it must outlive p). NULL (the default): learning off,
+ * commits are acknowledged and dropped, suggestions come from the model. */
+void proto_set_memory(proto *p, laya_memory *m);
 
 /* Live sessions over all owners (tests, the daemon's accounting). */
 int proto_sessions(const proto *p);

@@ -19,15 +19,13 @@ typedef struct {
     laya_session *s;
     laya_decider *d;
     uint64_t used;     /* the table's clock at last use: the LRU order */
+    int priv;          /* a private field: nothing learned, no memory consulted */
 } proto_slot;
 
-struct learn_index;
 typedef struct {
     const laya_model *m;
     laya_search_opts cfg;   /* applied to every session opened */
-    int learn;                       /* sessions learn (engine_set_learn) */
-    const struct learn_index *lix;   /* the memory every session consults (NULL: none) */
-    double kappa;
+    laya_memory *memory;    /* what sessions learn from and commits go to (borrowed; NULL: none) */
     proto_slot *slots;      /* (max) */
     int n, max;
     uint64_t clock;

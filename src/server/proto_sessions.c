@@ -4,8 +4,6 @@
  * context is read afresh (slower, never wrong). */
 #include "server/proto_impl.h"
 
-#include "engine/engine.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,13 +66,14 @@ proto_slot *proto_table_get(proto_table *t, uint64_t owner, const char *id, laya
     }
     *st = laya_session_new(t->m, &sl->s);
     if (*st == LAYA_OK) *st = laya_session_set_search(sl->s, &t->cfg);
-    if (*st == LAYA_OK) *st = engine_set_learn(sl->s, t->learn, t->lix, t->kappa);
+    if (*st == LAYA_OK) *st = laya_session_set_memory(sl->s, t->memory);
     if (*st != LAYA_OK) {
         slot_close(sl);
         *sl = t->slots[--t->n];
         return NULL;
     }
     sl->owner = owner;
+    sl->priv = 0;
     snprintf(sl->id, sizeof sl->id, "%s", id);
     sl->used = ++t->clock;
     return sl;

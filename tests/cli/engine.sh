@@ -110,7 +110,7 @@ def sug(o, k):
     assert len(o["suggestions"]) <= k and all(isinstance(s, str) and s for s in o["suggestions"])
 sug(r[0], 3); sug(r[1], 2)
 assert r[0]["suggestions"], "no suggestion for 'Best re'"
-assert r[2] == {"ok": True} and r[3] == {"ok": True}
+assert r[2] == {"ok": True, "learned": True} and r[3] == {"ok": True}, (r[2], r[3])
 for i in (4, 5, 6, 7, 8, 9, 10, 13, 14):
     assert set(r[i]) == {"error"} and r[i]["error"], (i, r[i])
 assert "longer than" in r[9]["error"] and "op" in r[6]["error"]
