@@ -4,6 +4,11 @@
 # without its own summary line counts as one failure. Exit 0 iff none failed.
 BUILD=${BUILD:-build}
 export BUILD
+# Nothing a test runs may learn into the user's own memory: every suite
+# gets a throw-away XDG_DATA_HOME (removed at the end).
+XDG_DATA_HOME=$(mktemp -d)
+export XDG_DATA_HOME
+unset LAYA_MEMORY
 passed=0
 failed=0
 out=$(mktemp)
@@ -41,6 +46,7 @@ if [ -f tests/corpus/run.py ]; then
     run "corpus extractors" python3 tests/corpus/run.py
 fi
 rm -f "$out"
+rm -rf "$XDG_DATA_HOME"
 echo "== all suites"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -128,6 +128,7 @@ static size_t fit(const char *s, size_t n, int cols) {
 typedef struct {
     laya_model *m;
     laya_session *s;
+    laya_memory *mem;       /* the user's memory (NULL with --no-learn) */
     char *doc;              /* committed lines, each ending in '\n' */
     size_t doc_len, doc_cap;
     char line[MAX_LINE];
@@ -275,6 +276,9 @@ static void commit_line(editor *e) {
     memcpy(e->doc + e->doc_len, e->line, e->len);
     e->doc_len += e->len;
     e->doc[e->doc_len++] = '\n';
+    /* A finished line is what the user really typed: it is learned. A
+     * store that cannot take it costs the line's learning, not the demo. */
+    if (e->mem && e->len) laya_memory_commit(e->mem, e->line, e->len, NULL, NULL, 0);
     /* Show the finished line without ghost text, then start a fresh one. */
     e->hidden = 1;
     e->cur = e->len;
@@ -287,7 +291,7 @@ static void commit_line(editor *e) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya type [--model PATH]\n"
+            "usage: laya type [--model PATH] [--memory PATH | --no-learn]\n"
             "Type with suggestions. The best one shows as grey text at the cursor, the\n"
             "others on the line below.\n"
             "  Tab or Alt-1     accept the grey suggestion    Alt-2, Alt-3  accept another\n"
@@ -297,15 +301,23 @@ static void usage(FILE *f) {
             "  Ctrl-L           redraw                        Ctrl-C, Ctrl-D  quit\n"
             "Inside the text the suggestions show only on the line below (Tab still takes\n"
             "the first).\n"
+            "Every finished line is learned into the memory (--memory PATH, else\n"
+            "$LAYA_MEMORY, else $XDG_DATA_HOME/laya/memory.db) unless --no-learn.\n"
             "Needs a terminal; for scripts use 'laya complete' or 'laya serve --stdio'.\n");
 }
 
 int cmd_type(int argc, char **argv) {
-    const char *model_path = NULL;
+    const char *model_path = NULL, *memory_path = NULL;
+    int no_learn = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--no-learn")) {
+            no_learn = 1;
+        } else if (!strcmp(argv[i], "--memory")) {
+            if (i + 1 >= argc) cli_die("--memory expects a path");
+            memory_path = argv[++i];
         } else if (!strcmp(argv[i], "--model")) {
             if (i + 1 >= argc) cli_die("--model expects a path");
             model_path = argv[++i];
@@ -320,6 +332,13 @@ int cmd_type(int argc, char **argv) {
     editor e = {0};
     e.m = cli_load_model(model_path);
     if (laya_session_new(e.m, &e.s) != LAYA_OK) cli_die("type: cannot open a session (out of memory?)");
+    if (!no_learn) {
+        char err[512] = "";
+        e.mem = cli_open_memory(memory_path);
+        if (laya_memory_prepare(e.mem, err, sizeof err) != LAYA_OK)
+            fprintf(stderr, "laya type: the memory could not be read (%s); going on\n", err);
+        laya_session_set_memory(e.s, e.mem);
+    }
     printf("laya type: Tab accepts the grey suggestion, Alt-2/Alt-3 the others, Esc hides,"
            " Ctrl-C quits.\r\n");
     fflush(stdout);
@@ -404,6 +423,7 @@ int cmd_type(int argc, char **argv) {
     }
     restore_terminal();
     laya_session_free(e.s);
+    laya_memory_free(e.mem);
     laya_model_free(e.m);
     free(e.doc);
     free(e.ctx);

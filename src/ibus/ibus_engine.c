@@ -23,9 +23,10 @@
  *    takes a suggestion.
  *  - Privacy: the content type is read on every key (IBus forwards it only
  *    when it changes). PASSWORD and PIN fields: nothing is shown, nothing
- *    recorded, no model call. Nothing typed is ever logged or written.
- *    (The PRIVATE hint forbids learning; this engine does not learn yet, so
- *    it has nothing more to switch off there.)
+ *    recorded, no model call. The PRIVATE hint: nothing learned, nothing
+ *    learned shown (private_field). Otherwise the line being typed is
+ *    committed to the user's memory when it ends (Enter, a cursor jump,
+ *    focus out, reset). Nothing typed is ever logged.
  *  - Suggestions are computed after the key's reply is sent (an idle
  *    callback), so the key reaches the application first; keys that arrive
  *    faster than suggestions are computed coalesce into one computation for
@@ -63,11 +64,13 @@ typedef struct {
     gboolean notice_off;       /* Esc dismissed the no-model notice until the next focus */
     gint loc[4];               /* the client's last cursor rectangle: x, y, w, h */
     guint idle_id;             /* pending suggestion computation, 0 if none */
+    gboolean typed_since;      /* keys typed or suggestions taken since the last commit */
 } IBusLayaEngine;
 
 typedef struct {
     IBusEngineClass parent;
     const laya_model *model;
+    laya_memory *memory;       /* the user's memory (borrowed), NULL: no learning */
     char *notice;              /* why there is no model (owned), NULL with a model */
 } IBusLayaEngineClass;
 
@@ -78,6 +81,12 @@ void ibus_laya_set_model(const laya_model *m, const char *notice) {
     k->model = m;
     g_free(k->notice);
     k->notice = m ? NULL : g_strdup(notice ? notice : "Laya has no model");
+    g_type_class_unref(k);
+}
+
+void ibus_laya_set_memory(laya_memory *m) {
+    IBusLayaEngineClass *k = g_type_class_ref(IBUS_TYPE_LAYA_ENGINE);
+    k->memory = m;
     g_type_class_unref(k);
 }
 
@@ -106,6 +115,7 @@ static void ibus_laya_engine_init(IBusLayaEngine *e) {
         e->session = NULL;
         e->decider = NULL;
     }
+    if (e->session) laya_session_set_memory(e->session, class_of(e)->memory);
 }
 
 static void clear_candidates(IBusLayaEngine *e) {
@@ -139,7 +149,23 @@ static void hide(IBusLayaEngine *e) {
 }
 
 /* Forgets the context: the cursor may be anywhere now. */
+static gboolean private_field(IBusEngine *ie);
+
+/* The line being typed (the record after its last line break) was really
+ * typed: it is learned, unless the field is private or nothing was typed
+ * since the last commit. */
+static void commit_line(IBusLayaEngine *e) {
+    laya_memory *m = class_of(e)->memory;
+    if (!m || !e->typed_since || private_field((IBusEngine *)e)) return;
+    e->typed_since = FALSE;
+    const char *nl = strrchr(e->typed->str, '\n');
+    const char *line = nl ? nl + 1 : e->typed->str;
+    size_t n = e->typed->len - (size_t)(line - e->typed->str);
+    if (n) laya_memory_commit(m, line, n, NULL, NULL, 0);
+}
+
 static void forget(IBusLayaEngine *e) {
+    commit_line(e);
     cancel_pending(e);
     hide(e);
     g_string_truncate(e->typed, 0);
@@ -179,6 +205,14 @@ static gboolean silent_field(IBusEngine *ie) {
     guint purpose = 0, hints = 0;
     ibus_engine_get_content_type(ie, &purpose, &hints);
     return purpose == IBUS_INPUT_PURPOSE_PASSWORD || purpose == IBUS_INPUT_PURPOSE_PIN;
+}
+
+/* Fields we learn nothing from and show nothing learned in: the silent
+ * ones and those with the PRIVATE hint (a browser's private window). */
+static gboolean private_field(IBusEngine *ie) {
+    guint purpose = 0, hints = 0;
+    ibus_engine_get_content_type(ie, &purpose, &hints);
+    return silent_field(ie) || (hints & IBUS_INPUT_HINT_PRIVATE);
 }
 
 /* Shows the no-model notice at the caret (auxiliary text: the panel draws
@@ -235,6 +269,7 @@ static gboolean compute(gpointer data) {
     hide_ghost(e);
     laya_suggestion out[N_CANDIDATES];
     int n = 0;
+    if (e->session) laya_session_set_private(e->session, private_field((IBusEngine *)e));
     if (!e->session || !e->typed->len || silent_field((IBusEngine *)e) ||
         laya_session_set_context(e->session, e->typed->str, e->typed->len) != LAYA_OK ||
         laya_suggest(e->session, N_CANDIDATES, out, &n) != LAYA_OK ||
@@ -255,6 +290,7 @@ static void accept(IBusLayaEngine *e, int i) {
     ibus_engine_commit_text((IBusEngine *)e, ibus_text_new_from_string(text));
     g_string_append(e->typed, text);
     keep_tail(e->typed, MAX_RECORD);
+    e->typed_since = TRUE;
     g_free(text);
     /* Taken, and the text grew by more than a keystroke: no typing
      * interval spans it. Then what may follow the accepted text. */
@@ -345,6 +381,7 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         sync_context(e);
         g_string_append_unichar(e->typed, c);
         keep_tail(e->typed, MAX_RECORD);
+        e->typed_since = TRUE;
         decide_event(e, LAYA_EVENT_CHAR);
         e->idle_id = g_idle_add(compute, e);
         return FALSE;

@@ -21,4 +21,9 @@ GType ibus_laya_engine_get_type(void);
  * Call before the factory creates engines. */
 void ibus_laya_set_model(const laya_model *m, const char *notice);
 
+/* The user's memory every engine instance learns into and draws on
+ * (borrowed: it must outlive them); NULL: no learning. Call before the
+ * factory creates engines. */
+void ibus_laya_set_memory(laya_memory *m);
+
 #endif

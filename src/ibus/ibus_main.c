@@ -91,6 +91,16 @@ int main(int argc, char **argv) {
     }
     g_signal_connect(bus, "disconnected", G_CALLBACK(on_disconnected), NULL);
     ibus_laya_set_model(m, notice);
+    /* The user's memory: a store that cannot be opened costs learning, not
+     * typing (the reason goes to the log). */
+    laya_memory *mem = NULL;
+    if (m) {
+        char merr[512] = "";
+        if (laya_memory_open(cli_memory_path(NULL), &mem, merr, sizeof merr) != LAYA_OK ||
+            laya_memory_prepare(mem, merr, sizeof merr) != LAYA_OK)
+            fprintf(stderr, "ibus-engine-laya: learning is off: %s\n", merr);
+    }
+    ibus_laya_set_memory(mem);
     IBusFactory *factory = ibus_factory_new(ibus_bus_get_connection(bus));
     ibus_factory_add_engine(factory, "laya", IBUS_TYPE_LAYA_ENGINE);
     gboolean ok;
@@ -103,12 +113,14 @@ int main(int argc, char **argv) {
     }
     if (!ok) {
         fprintf(stderr, "ibus-engine-laya: cannot register with ibus-daemon\n");
+        laya_memory_free(mem);
         laya_model_free(m);
         return 1;
     }
     ibus_main();
     g_object_unref(factory);
     g_object_unref(bus);
+    laya_memory_free(mem);
     laya_model_free(m);
     return 0;
 }
