@@ -99,6 +99,23 @@ BENCH(learn_memory) {
     t0 = bench_now();
     for (int i = 0; i < CHECKS / 100; i++) learn_store_changed_ref(m->store, &ch, NULL, 0);
     double ref = (bench_now() - t0) / (CHECKS / 100);
+    /* What a keystroke pays for the memory: one query of the full index
+     * (the history at its cap) for contexts that grow a character at a
+     * time, as typing makes them. */
+    enum { QUERIES = 20000 };
+    static double qlat[QUERIES];
+    char qc[256];
+    int ql = line(qc, sizeof qc, 7u * ROWS / 3);
+    learn_result qr;
+    const learn_index *ix = learn_memory_index(m);
+    for (int i = 0; i < QUERIES; i++) {
+        int cut = 1 + i % ql;
+        double a = bench_now();
+        learn_index_query(ix, (const uint8_t *)qc, (size_t)cut, 1.0, &qr);
+        qlat[i] = bench_now() - a;
+        if (cut == ql) ql = line(qc, sizeof qc, (uint32_t)(7u * ROWS / 3 + (unsigned)i));
+    }
+    qsort(qlat, QUERIES, sizeof *qlat, cmp_d);
     learn_memory_unlock(m);
 
     double pull = 0;
@@ -140,6 +157,8 @@ BENCH(learn_memory) {
     printf("  %-44s %8.3f us\n", "sync, nothing changed (WAL-index header)", 1e6 * fast);
     printf("  %-44s %8.3f us\n", "change check by data_version (reference)", 1e6 * ref);
     printf("  %-44s %8.1f us\n", "sync pulling another process's commit", 1e6 * pull);
+    printf("  %-44s %8.1f us\n", "query of the full index (a keystroke), p50", 1e6 * qlat[QUERIES / 2]);
+    printf("  %-44s %8.1f us\n", "query of the full index (a keystroke), p99", 1e6 * qlat[QUERIES * 99 / 100]);
     printf("  %-44s %8.1f ms\n", "commit that evicts 5,000 rows (worst)", 1e3 * evict);
     printf("  %-44s %8.1f ms  (%lld removed)\n", "forget --word over every row", 1e3 * forget, (long long)removed);
     free(lat);
