@@ -210,7 +210,7 @@ $(BUILD)/fcitx5/%.o: %.cc
 # --exclude-libs: the library's symbols stay inside the addon; -z defs:
 # nothing left for fcitx5 to resolve but its own libraries.
 $(FCITX5_SO): $(FCITX5_OBJ) $(BUILD)/fcitx5/liblaya_pic.a
-	$(CXX) -shared -o $@ $^ $(shell pkg-config --libs Fcitx5Core) -ljansson -lsodium -lm \
+	$(CXX) -shared -o $@ $^ $(shell pkg-config --libs Fcitx5Core) -ljansson -lsodium -lsqlite3 -lm \
 	  -Wl,--exclude-libs,ALL -Wl,-z,defs
 LAYA_VERSION = $(shell sed -n 's/^\#define LAYA_VERSION "\(.*\)"/\1/p' include/laya.h)
 $(BUILD)/fcitx5/laya.conf: dist/laya-fcitx5.conf.in include/laya.h

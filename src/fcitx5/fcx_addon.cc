@@ -78,6 +78,7 @@ public:
     const fcitx::CandidateList *ours = nullptr;   /* our list in the panel, while shown */
     bool message = false;              /* the model error is on screen */
     bool expect_ours = false;          /* the next commit is a suggestion we accepted */
+    std::string line;                  /* committed since the last learning point (C8) */
     std::unique_ptr<fcitx::EventSourceTime> deferred;   /* the pending computation */
 };
 
@@ -100,11 +101,33 @@ private:
 Addon::Addon(fcitx::Instance *instance)
     : instance_(instance), factory_([](fcitx::InputContext &) { return new State; }) {
     instance_->inputContextManager().registerProperty("layaState", &factory_);
+    open_memory();
     watch();
     reloadConfig();
 }
 
 Addon::~Addon() = default;
+
+/* The text committed in a context since the last time is learned (C8):
+ * what the user really wrote, pinyin's commits and our suggestions alike.
+ * Never from a silent context (the callers check). */
+void Addon::learn(State *st) {
+    if (memory_ && !st->line.empty()) laya_memory_commit(memory_.get(), st->line.data(), st->line.size(), nullptr, nullptr, 0);
+    st->line.clear();
+}
+
+void Addon::open_memory() {
+    const char *env = std::getenv("LAYA_MEMORY");
+    char err[512] = "";
+    laya_memory *m = nullptr;
+    if (laya_memory_open(env && *env ? env : nullptr, &m, err, sizeof err) != LAYA_OK ||
+        laya_memory_prepare(m, err, sizeof err) != LAYA_OK) {
+        LAYA_LOG(Warn) << "learning is off: " << err;
+        laya_memory_free(m);
+        return;
+    }
+    memory_.reset(m);
+}
 
 State *Addon::state(fcitx::InputContext *ic) { return ic->propertyFor(&factory_); }
 
@@ -169,6 +192,8 @@ void Addon::watch() {
             if (silent(ic)) return;
             State *st = state(ic);
             st->text.commit(ce.text());
+            st->line += ce.text();
+            if (st->line.size() > LAYA_MEMORY_MAX_TEXT / 2) learn(st);
             if (st->expect_ours) {
                 /* Our own commit: the user has what they asked for; the next
                  * key starts over. */
@@ -189,6 +214,8 @@ void Addon::watch() {
     auto forget = [this](fcitx::Event &e) {
         auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
         State *st = state(ic);
+        if (!silent(ic)) learn(st);
+        st->line.clear();
         st->deferred.reset();
         hide(ic, st);
         st->text.forget();
@@ -297,6 +324,7 @@ void Addon::compute(fcitx::InputContext *ic) {
         st->session = nullptr;
         return;
     }
+    laya_session_set_memory(st->session, memory_.get());
     laya_suggestion out[MAX_SHOWN], keep[MAX_SHOWN];
     int n = 0, n_keep = 0;
     double t0 = now_ms();

@@ -24,7 +24,11 @@
  *    preedit on focus loss.
  *  - Privacy: in input contexts with the Password or Sensitive capability
  *    (GTK's PASSWORD and PIN purposes, Qt's sensitive-data hint) or Disable,
- *    nothing is recorded, computed or shown. Typed text is never logged.
+ *    nothing is recorded, computed, learned or shown. Typed text is never
+ *    logged. Elsewhere what is committed (by any engine, or our accepted
+ *    suggestions) is learned into the user's memory ($LAYA_MEMORY, else
+ *    the default store) when the context is left or reset, and the
+ *    suggestions draw on it (C8).
  *  - Model: the addon's Model option, else $LAYA_MODEL, else
  *    LAYA_PREFIX/share/laya/default.safetensors (where `make install` puts
  *    it). If it cannot be loaded the user is told once, visibly (a
@@ -91,14 +95,20 @@ private:
     void show(fcitx::InputContext *ic, State *st);
     void hide(fcitx::InputContext *ic, State *st);
     void tell_model_error(fcitx::InputContext *ic, State *st);
+    void open_memory();
+    void learn(State *st);
 
     struct ModelFree {
         void operator()(laya_model *m) const { laya_model_free(m); }
+    };
+    struct MemoryFree {
+        void operator()(laya_memory *m) const { laya_memory_free(m); }
     };
 
     fcitx::Instance *instance_;
     LayaConfig config_;
     std::unique_ptr<laya_model, ModelFree> model_;   /* NULL: none loaded (model_error_ says why) */
+    std::unique_ptr<laya_memory, MemoryFree> memory_;   /* the user's memory; NULL: no learning */
     std::string model_path_, model_error_;
     bool told_ = false;                /* the user has seen model_error_ */
     /* Declared after model_: destroyed first, with every session over it. */
