@@ -106,7 +106,8 @@ kill -INT "$p2"; wait "$p2"; rc=$?
 check "SIGINT: exit 0, socket removed" sh -c "[ $rc -eq 0 ] && [ ! -e '$T/rt2/laya/laya.sock' ]"
 
 # --- the protocol: the same replies as serve --stdio ------------------------
-start "$S"
+# (each with a memory of its own: what one learns must not reach the other)
+start "$S" --memory "$T/mem-daemon.db"
 check "daemon starts on an explicit path" [ -S "$S" ]
 python3 - "$T/req.jsonl" <<'PY'
 import json, sys
@@ -129,7 +130,7 @@ with open(sys.argv[1], "wb") as f:
     f.write(b'{"op":"suggest","session":"s2","context":"The meeting is on Mo"}\r\n')
     line({"op": "suggest", "session": "s1", "context": "Best re", "k": 3})
 PY
-"$LAYA" serve --stdio --model "$M" <"$T/req.jsonl" >"$T/stdio.jsonl"
+"$LAYA" serve --stdio --model "$M" --memory "$T/mem-stdio.db" <"$T/req.jsonl" >"$T/stdio.jsonl"
 check "every reply equals serve --stdio's (but the timing)" python3 - "$S" "$T/req.jsonl" "$T/stdio.jsonl" <<'PY'
 import cl, json, sys
 want = [json.loads(l) for l in open(sys.argv[3], encoding="utf-8")]
