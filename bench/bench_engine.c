@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "model/model.h"
 
 static const char builtin_en[] =

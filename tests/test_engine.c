@@ -4,28 +4,9 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "test.h"
 #include "test_engine_util.h"
-
-TEST(engine_utf8) {
-    const uint8_t ok[] = "a\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80";
-    CHECK(utf8_valid(ok, sizeof ok - 1));
-    CHECK(utf8_count(ok, sizeof ok - 1) == 4);
-    CHECK(utf8_check(ok, sizeof ok - 2) == 1);            /* emoji missing 1 byte */
-    CHECK(utf8_incomplete_tail(ok, sizeof ok - 2) == 3);
-    CHECK(utf8_incomplete_tail(ok, sizeof ok - 1) == 0);
-    CHECK(utf8_prev(ok, sizeof ok - 1) == 6);
-    CHECK(utf8_prev(ok, 6) == 3);
-    CHECK(utf8_prev(ok, 3) == 1);
-    CHECK(utf8_prev(ok, 1) == 0);
-    CHECK(utf8_check((const uint8_t *)"\xc0\x80", 2) == -1);     /* overlong */
-    CHECK(utf8_check((const uint8_t *)"\xed\xa0\x80", 3) == -1); /* surrogate */
-    CHECK(utf8_check((const uint8_t *)"\xf4\x90\x80\x80", 4) == -1);
-    CHECK(utf8_check((const uint8_t *)"\x80", 1) == -1);
-    CHECK(utf8_check((const uint8_t *)"\xe4\xb8", 2) == 1);
-    CHECK(utf8_prev((const uint8_t *)"ab\x80", 3) == 2);          /* stray byte: one char */
-}
 
 static const char *const pieces[] = {
     "a", "e", "t", "h", " ", " ", "the", " report", ",", ".", "\n", "'s", "12", "3",

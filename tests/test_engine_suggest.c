@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "test.h"
 #include "test_engine_util.h"
 

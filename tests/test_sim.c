@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "util/utf8.h"
 
 /* A long English-like text from a fixed word list and a fixed LCG, so the
  * test needs no corpus: words, spaces, some capitals, commas, full stops and
@@ -39,12 +40,6 @@ static char *make_text(size_t n_bytes) {
     }
     t[len] = 0;
     return t;
-}
-
-static size_t count_chars(const char *s, size_t n) {
-    size_t c = 0;
-    for (size_t i = 0; i < n; c++) i += sim_utf8_len(s + i, n - i);
-    return c;
 }
 
 /* Levenshtein distance (bytes) restricted to |i - j| <= band; uncorrected
@@ -105,7 +100,7 @@ TEST(sim_statistics_match_published) {
         typo += !!(ev[i].flags & SIM_F_TYPO);
     }
     double m = sum / (double)(ne - 1), sd = sqrt(sum2 / (double)(ne - 1) - m * m);
-    double kspc = (double)ne / (double)count_chars(text, n);
+    double kspc = (double)ne / (double)utf8_count((const uint8_t *)text, n);
     printf("    iki mean %.1f sd %.1f, hold %.1f, rollover %.3f, kspc %.3f, backspaces %.4f/char, "
            "typo keys %.4f/char\n", m, sd, hold / (double)ne, (double)rolled / (double)(ne - 1),
            kspc, (double)bs / (double)n, (double)typo / (double)n);

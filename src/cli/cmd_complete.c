@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "engine/utf8.h"
+#include "util/utf8.h"
 
 static void usage(FILE *f) {
     fprintf(f,

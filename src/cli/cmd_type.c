@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "engine/utf8.h"
+#include "util/utf8.h"
 
 enum { MAX_LINE = 4096, SHOW = 3 };
 

@@ -22,7 +22,7 @@
 
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "learn/learn.h"
 #include "learn/learn_index.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 
 struct laya_decider {
     decide_params p;

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "kern/kern.h"
 #include "learn/learn_index.h"
 #include "util/err.h"

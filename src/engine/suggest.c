@@ -64,7 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "kern/kern.h"
 
 /* ---- per-token flags ---- */
@@ -73,10 +73,7 @@ static int boundary_byte(uint8_t b) {
     if (b < 0x20 || b == ' ' || b == 0x7F) return 1;
     if (b < 0x80) return b != '\'' && b != '-' && b != '_' && !(b >= '0' && b <= '9') &&
                          !(b >= 'A' && b <= 'Z') && !(b >= 'a' && b <= 'z');
-    /* U+2000 and up (lead byte >= 0xE2): general punctuation, CJK symbols,
-     * kana, ideographs, Hangul, full-width forms, emoji; each such character
-     * can end a word. Latin-script letters (U+0080..U+1FFF) cannot. */
-    return b >= 0xE2;
+    return utf8_lead_ends_word(b);
 }
 
 void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "util/err.h"
 
 enum { MAX_TEXT = 1 << 30 };

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "sim/sim.h"
 #include "util/err.h"
 

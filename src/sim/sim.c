@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/utf8.h"
 
 /* ---- deterministic randomness: splitmix64 seeding a xoshiro256** -------- */
 
@@ -119,13 +120,7 @@ static laya_status mix_init(const sim_params *p, mix *m, char *err, size_t errle
 /* ---- UTF-8 and keyboard neighbours --------------------------------------- */
 
 size_t sim_utf8_len(const char *s, size_t n) {
-    if (n == 0) return 0;
-    unsigned char c = (unsigned char)s[0];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || len > n) return 1;
-    for (size_t i = 1; i < len; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80) return 1;
-    return len;
+    return n ? utf8_next((const uint8_t *)s, n, 0) : 0;
 }
 
 /* A key next to c on a US QWERTY layout (same row or the rows above and
@@ -248,9 +243,9 @@ laya_status sim_run(const sim_params *p, uint64_t seed, const char *text, size_t
     span *chars = malloc((len ? len : 1) * sizeof *chars);
     if (!chars) return err_set(err, errlen, LAYA_ERR_NOMEM, "sim_run: out of memory");
     for (size_t i = 0; i < len;) {
-        size_t l = sim_utf8_len(text + i, len - i);
-        chars[n_chars++] = (span){i, (uint8_t)l};
-        i += l;
+        size_t e = utf8_next((const uint8_t *)text, len, i);
+        chars[n_chars++] = (span){i, (uint8_t)(e - i)};
+        i = e;
     }
     stream s = {.m = &m};
     rng_seed(&s.r, seed);
@@ -322,15 +317,7 @@ laya_status sim_replay(const sim_event *ev, size_t n, char **out, size_t *out_le
             memcpy(buf + len, ev[i].bytes, ev[i].len);
             len += ev[i].len;
         } else if (ev[i].kind == SIM_BACKSPACE) {
-            /* Step back over continuation bytes to the start of the last
-             * character, then check it really spans to the end. */
-            size_t j = len;
-            while (j > 0 && len - j < 4) {
-                j--;
-                if (((unsigned char)buf[j] & 0xC0) != 0x80) break;
-            }
-            if (j < len && sim_utf8_len(buf + j, len - j) != len - j) j = len - 1;
-            len = j;
+            len = utf8_prev((const uint8_t *)buf, len);
         } else {
             free(buf);
             return LAYA_ERR_FORMAT;

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/utf8.h"
 
 static const char TOK_MAGIC[8] = {'L', 'A', 'Y', 'A', 'T', 'O', 'K', '1'};
 
@@ -95,12 +96,14 @@ static size_t encode_chunk(const tok *t, const uint8_t *s, size_t n, int32_t *ou
 static int cjk_merges_ok(const tok *t);
 
 /* The CJK path's characters: 3-byte UTF-8 with a lead byte E3..E9, i.e.
- * U+3000..U+9FFF. cjk_lead tells a byte that starts one; cjk_char_at the
- * index of the character at b into cjk_char, or -1 when b does not hold a
- * whole such character. */
-static int cjk_lead(uint8_t b) { return b >= 0xE3 && b <= 0xE9; }
+ * U+3000..U+9FFF (utf8_cjk_path_lead tells a byte that starts one).
+ * cjk_char_at gives the index of the character at b into cjk_char, or -1
+ * when b does not hold a whole such character. */
+_Static_assert((int)TOK_CJK_FIRST == (int)UTF8_CJK_PATH_FIRST &&
+                   (int)TOK_CJK_FIRST + (int)TOK_CJK_CHARS == (int)UTF8_CJK_PATH_END,
+               "cjk_char is indexed by the code points whose lead byte utf8_cjk_path_lead accepts");
 static int32_t cjk_char_at(const uint8_t *b) {
-    if (!cjk_lead(b[0]) || (b[1] & 0xC0) != 0x80 || (b[2] & 0xC0) != 0x80) return -1;
+    if (!utf8_cjk_path_lead(b[0]) || (b[1] & 0xC0) != 0x80 || (b[2] & 0xC0) != 0x80) return -1;
     uint32_t cp = (uint32_t)(b[0] & 0x0F) << 12 | (uint32_t)(b[1] & 0x3F) << 6 | (b[2] & 0x3F);
     return (int32_t)(cp - TOK_CJK_FIRST);
 }
@@ -464,7 +467,7 @@ static int cjk_merges_ok(const tok *t) {
         uint32_t n = t->off[id + 1] - t->off[id], nl = t->off[mg[0] + 1] - t->off[mg[0]];
         int relevant = 1, leads_inside = 0;
         for (uint32_t i = 0; i < n; i++) {
-            int lead = cjk_lead(b[i]), cont = (b[i] & 0xC0) == 0x80;
+            int lead = utf8_cjk_path_lead(b[i]), cont = (b[i] & 0xC0) == 0x80;
             if (!lead && !cont) relevant = 0;
             if (lead && i > 0) leads_inside = 1;
         }
@@ -474,7 +477,7 @@ static int cjk_merges_ok(const tok *t) {
          * length that is a multiple of 3, leads every 3 bytes. */
         int whole = nl % 3 == 0 && (n - nl) % 3 == 0;
         for (uint32_t i = 0; i < n && whole; i++) {
-            if (cjk_lead(b[i]) != (i % 3 == 0)) whole = 0;
+            if (utf8_cjk_path_lead(b[i]) != (i % 3 == 0)) whole = 0;
         }
         if (!whole) return 0;
     }
@@ -501,7 +504,7 @@ size_t tok_encode(const tok *t, const uint8_t *s, size_t n, int32_t *out, size_t
                 continue;
             }
         }
-        size_t m = cjk_lead(c[0]) ? tok_encode_cjk(t, c, len, tmp) : 0;
+        size_t m = utf8_cjk_path_lead(c[0]) ? tok_encode_cjk(t, c, len, tmp) : 0;
         if (!m) m = encode_chunk(t, c, len, tmp);
         for (size_t i = 0; i < m; i++)
             if (k + i < cap) out[k + i] = tmp[i];

@@ -1,5 +1,5 @@
 /* utf8.c - UTF-8 validation and character stepping (see utf8.h). */
-#include "engine/utf8.h"
+#include "util/utf8.h"
 
 /* Sequence length announced by a lead byte, 0 for a byte that cannot lead. */
 static int lead_len(uint8_t b) {
@@ -79,10 +79,18 @@ size_t utf8_count(const uint8_t *s, size_t n) {
     return c;
 }
 
+int32_t utf8_cp_at(const uint8_t *s, size_t n, size_t i) {
+    int len = char_at(s, n, i);
+    if (len <= 0) return UTF8_NONE;
+    static const uint8_t lead_mask[5] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    uint32_t c = s[i] & lead_mask[len];
+    for (int j = 1; j < len; j++) c = c << 6 | (s[i + (size_t)j] & 0x3Fu);
+    return (int32_t)c;
+}
+
 int utf8_cjk_at(const uint8_t *s, size_t n, size_t i) {
-    size_t e = utf8_next(s, n, i);
-    if (e - i != 3 && e - i != 4) return 0;
-    uint32_t c = e - i == 3 ? ((s[i] & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu)
-                            : 0x20000;
-    return (c >= 0x3400 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) || c >= 0x20000;
+    int32_t c = utf8_cp_at(s, n, i);
+    if (c < 0) return 0;
+    if (c >= 0x10000) return 1; /* 4 bytes: supplementary ideographs, emoji */
+    return utf8_han_cp((uint32_t)c);
 }
