@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/topk.h"
 #include "util/utf8.h"
 #include "kern/kern.h"
 
@@ -278,20 +279,18 @@ static void emit(search *q, const beam *b, double prob) {
     c->prob = prob;
 }
 
+static int expansion_beats(const void *x, const void *y) {
+    return ((const expansion *)x)->lp > ((const expansion *)y)->lp;
+}
+
 /* Adds expansion (parent, id, lp) to the pool, keeping per parent only the
- * best q->width: the pool is then at most width^2. */
+ * best q->width (the parent's list starts at pool[start]): the pool is then
+ * at most width^2. */
 static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
-    expansion *p = q->s->pool;
     int n = q->np - start;
-    if (n == q->width && lp <= p[q->np - 1].lp) return;
-    int i = n == q->width ? q->np - 1 : q->np++;
-    while (i > start && p[i - 1].lp < lp) {
-        p[i] = p[i - 1];
-        i--;
-    }
-    p[i].parent = parent;
-    p[i].id = id;
-    p[i].lp = lp;
+    expansion e = {.parent = parent, .id = id, .lp = lp};
+    topk_insert(q->s->pool + start, sizeof e, &n, q->width, &e, expansion_beats);
+    q->np = start + n;
 }
 
 /* Expands a beam that has not matched the whole tail yet. */
@@ -440,6 +439,8 @@ static double cand_score(const laya_session *s, const uint8_t *text, int len, do
     return engine_rank_score(text, len, prob, s->ec.len_exp);
 }
 
+static int double_beats(const void *x, const void *y) { return *(const double *)x > *(const double *)y; }
+
 /* The k-th best candidate score so far, 0 while there are fewer than k.
  * Scores only grow as paths add up, so it only grows during a search. */
 static double kth_score(const search *q) {
@@ -449,13 +450,7 @@ static double kth_score(const search *q) {
     int n = 0;
     for (int i = 0; i < s->n_cand; i++) {
         double v = cand_score(s, s->cand[i].text, s->cand[i].len, s->cand[i].prob);
-        if (n == q->k && v <= best[n - 1]) continue;
-        int j = n < q->k ? n++ : n - 1;
-        while (j > 0 && best[j - 1] < v) {
-            best[j] = best[j - 1];
-            j--;
-        }
-        best[j] = v;
+        topk_insert(best, sizeof v, &n, q->k, &v, double_beats);
     }
     return best[q->k - 1];
 }
@@ -489,15 +484,8 @@ static int advance(search *q) {
     const tok *tk = s->m->tok;
     expansion *p = s->pool;
     /* Sort the pool by score, best first (at most width^2 entries). */
-    for (int i = 1; i < q->np; i++) {
-        expansion e = p[i];
-        int j = i;
-        while (j > 0 && p[j - 1].lp < e.lp) {
-            p[j] = p[j - 1];
-            j--;
-        }
-        p[j] = e;
-    }
+    expansion tmp;
+    topk_sort(p, sizeof *p, q->np, expansion_beats, &tmp);
     s->stamp++;
     int nb = 0, par_of[ENGINE_MAX_BEAM];
     int32_t tok_of[ENGINE_MAX_BEAM];
@@ -603,8 +591,8 @@ static void reroot(laya_session *s) {
     s->root_n = s->cur.st.n;
 }
 
-static int cmp_score(const candidate *a, const candidate *b) {
-    return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
+static int cand_beats(const void *x, const void *y) {
+    return ((const candidate *)x)->score > ((const candidate *)y)->score;
 }
 
 /* 1 if s[0..n) has at least two ASCII letters, no lowercase one and
@@ -687,16 +675,9 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         c->score = cand_score(s, c->text, c->len, c->prob);
     }
     if (!caps) engine_blend_memory(s);
-    /* Insertion sort: at most ENGINE_MAX_CAND entries. */
-    for (int i = 1; i < s->n_cand; i++) {
-        candidate c = s->cand[i];
-        int j = i;
-        while (j > 0 && cmp_score(&s->cand[j - 1], &c) > 0) {
-            s->cand[j] = s->cand[j - 1];
-            j--;
-        }
-        s->cand[j] = c;
-    }
+    /* Best first, ties in emission order (at most ENGINE_MAX_CAND entries). */
+    candidate tmp;
+    topk_sort(s->cand, sizeof *s->cand, s->n_cand, cand_beats, &tmp);
     int n = 0;
     for (int i = 0; i < s->n_cand && n < k; i++) {
         const candidate *c = &s->cand[i];

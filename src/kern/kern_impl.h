@@ -10,7 +10,10 @@
 #ifndef LAYA_KERN_IMPL_H
 #define LAYA_KERN_IMPL_H
 
+#include <string.h>
+
 #include "kern/kern.h"
+#include "util/topk.h"
 
 /* The scalar references: the specification of every table entry. They
  * accumulate in f32 in column order, without FMA contraction. */
@@ -29,20 +32,19 @@ void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n,
 void kern_logit_mass_span(const float *lg, const float *w, const float *e, int i0, int n, float m, double *z,
                           double *ze);
 int kern_logit_top_ref(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
+static inline int kern_float_beats(const void *x, const void *y) {
+    return *(const float *)x > *(const float *)y;
+}
 /* Inserts (i, v) into the sorted list ids/vals of *nt <= k entries (the
  * reference's step; the vector versions call it for every lane that beats
- * the current k-th value). A full list takes only a v greater than its
- * last (a NaN never); a filling one takes anything. */
+ * the current k-th value): topk_insert on vals, and ids moved alike. A full
+ * list takes only a v greater than its last (a NaN never); a filling one
+ * takes anything. */
 static inline void kern_top_insert(int32_t i, float v, int k, int *nt, int32_t *ids, float *vals) {
-    if (*nt == k && !(v > vals[k - 1])) return;
-    int j = *nt < k ? (*nt)++ : k - 1;
-    while (j > 0 && vals[j - 1] < v) {
-        ids[j] = ids[j - 1];
-        vals[j] = vals[j - 1];
-        j--;
-    }
+    int j = topk_insert(vals, sizeof *vals, nt, k, &v, kern_float_beats);
+    if (j < 0) return;
+    memmove(ids + j + 1, ids + j, (size_t)(*nt - 1 - j) * sizeof *ids);
     ids[j] = i;
-    vals[j] = v;
 }
 /* The 8-lane top-k (kern_avx2.c), shared by the avx2 and avx512 tables. */
 int kern_logit_top_avx2(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
