@@ -475,44 +475,49 @@ static int hopeless_leaf(const search *q, const beam *c, double kth) {
     return cand_score(s, c->gen, c->glen, prob) < kth;
 }
 
-/* Builds the next generation from the pool: the best q->width expansions,
- * merging those that reach the same text (their probabilities add). Known
- * nodes are reused; the new ones are stepped together in one batch, within
- * the step budget; hopeless leaves (hopeless_leaf) get no node (-1). */
-static int advance(search *q) {
+/* Child c of beam par through token id: what it consumes of the tail and
+ * what it generates past it (the part of a token beyond the tail). */
+static void beam_child(const search *q, const beam *par, int32_t id, beam *c) {
+    size_t tn;
+    const uint8_t *tb = tok_bytes(q->s->m->tok, id, &tn);
+    c->r = par->r;
+    c->glen = par->glen;
+    c->ntok = par->ntok;
+    memcpy(c->gen, par->gen, (size_t)par->glen);
+    size_t rn = (size_t)(q->m - par->r);
+    if (par->r < q->m && tn <= rn) {
+        c->r += (int)tn;
+    } else {
+        size_t skip = par->r < q->m ? rn : 0;
+        c->r = q->m;
+        memcpy(c->gen + c->glen, tb + skip, tn - skip);
+        c->glen += (int)(tn - skip);
+        c->ntok++;
+    }
+}
+
+/* The beam among gen[0..nb) at the same place as c (tail consumed, text
+ * generated), or -1. */
+static int beam_find(const beam *gen, int nb, const beam *c) {
+    for (int j = nb - 1; j >= 0; j--)
+        if (gen[j].r == c->r && gen[j].glen == c->glen && !memcmp(gen[j].gen, c->gen, (size_t)c->glen))
+            return j;
+    return -1;
+}
+
+/* Fills generation 1 from the sorted pool: the best q->width expansions,
+ * one beam per place, merging those that reach the same one (their
+ * probabilities add, in log space), within the step budget. Each new
+ * beam's parent node and token go to par_of and tok_of. Returns the count. */
+static int next_generation(search *q, int *par_of, int32_t *tok_of) {
     laya_session *s = q->s;
-    const tok *tk = s->m->tok;
-    expansion *p = s->pool;
-    /* Sort the pool by score, best first (at most width^2 entries). */
-    expansion tmp;
-    topk_sort(p, sizeof *p, q->np, expansion_beats, &tmp);
-    s->stamp++;
-    int nb = 0, par_of[ENGINE_MAX_BEAM];
-    int32_t tok_of[ENGINE_MAX_BEAM];
+    const expansion *p = s->pool;
+    int nb = 0;
     for (int i = 0; i < q->np && nb < q->width; i++) {
         const beam *par = &s->beams[0][p[i].parent];
         beam *c = &s->beams[1][nb];
-        size_t tn;
-        const uint8_t *tb = tok_bytes(tk, p[i].id, &tn);
-        c->r = par->r;
-        c->glen = par->glen;
-        c->ntok = par->ntok;
-        memcpy(c->gen, par->gen, (size_t)par->glen);
-        size_t rn = (size_t)(q->m - par->r);
-        if (par->r < q->m && tn <= rn) {
-            c->r += (int)tn;
-        } else {
-            size_t skip = par->r < q->m ? rn : 0;
-            c->r = q->m;
-            memcpy(c->gen + c->glen, tb + skip, tn - skip);
-            c->glen += (int)(tn - skip);
-            c->ntok++;
-        }
-        int dup = -1;
-        for (int j = 0; j < nb; j++)
-            if (s->beams[1][j].r == c->r && s->beams[1][j].glen == c->glen &&
-                !memcmp(s->beams[1][j].gen, c->gen, (size_t)c->glen))
-                dup = j;
+        beam_child(q, par, p[i].id, c);
+        int dup = beam_find(s->beams[1], nb, c);
         if (dup >= 0) {
             beam *d = &s->beams[1][dup];
             double hi = d->lp > p[i].lp ? d->lp : p[i].lp, lo = d->lp > p[i].lp ? p[i].lp : d->lp;
@@ -526,7 +531,14 @@ static int advance(search *q) {
         q->steps_left--;
         nb++;
     }
-    /* Nodes, once the generation (and its merged probabilities) is whole. */
+    return nb;
+}
+
+/* Gives each beam of generation 1 its node, once the generation (and its
+ * merged probabilities) is whole: known nodes are reused, new ones stepped
+ * together in one batch; hopeless leaves (hopeless_leaf) get none (-1). */
+static void attach_nodes(search *q, int nb, const int *par_of, const int32_t *tok_of) {
+    laya_session *s = q->s;
     const double kth = kth_score(q);
     model_state *st[ENGINE_MAX_BEAM];
     float *ys[ENGINE_MAX_BEAM];
@@ -555,6 +567,20 @@ static int advance(search *q) {
         model_step_batch(s->m, st, toks, nstep, s->bscratch, ys);
         s->search_steps += (uint64_t)nstep;
     }
+}
+
+/* Builds the next generation from the pool (next_generation, then
+ * attach_nodes); it becomes generation 0. Returns its size. */
+static int advance(search *q) {
+    laya_session *s = q->s;
+    /* Sort the pool by score, best first (at most width^2 entries). */
+    expansion tmp;
+    topk_sort(s->pool, sizeof *s->pool, q->np, expansion_beats, &tmp);
+    s->stamp++;
+    int par_of[ENGINE_MAX_BEAM];
+    int32_t tok_of[ENGINE_MAX_BEAM];
+    int nb = next_generation(q, par_of, tok_of);
+    attach_nodes(q, nb, par_of, tok_of);
     /* The new generation becomes generation 0 (beams hold node indices). */
     for (int i = 0; i < nb; i++) s->beams[0][i] = s->beams[1][i];
     return nb;
