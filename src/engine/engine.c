@@ -281,77 +281,107 @@ static size_t final_boundary(const laya_session *s, const uint8_t *T, size_t p) 
     return from + tok_tail_start(s->m->tok, T + from, p - from);
 }
 
-/* Makes the context ctx[0..keep) + add[0..n): the one edit every public
- * entry point reduces to. add may point into s->ctx. */
-static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
-    const tok *tk = s->m->tok;
-    if (keep > s->len) return LAYA_ERR_INTERNAL;
-    if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
-    size_t old_len = s->len, new_len = keep + n;
-    /* add may alias the context (it may move when it grows): keep an offset. */
+/* Writes ctx[0..keep) + add[0..n) as the context (add may point into
+ * s->ctx, which may move when it grows: an offset is kept). */
+static laya_status ctx_edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
     uintptr_t a0 = (uintptr_t)add, c0 = (uintptr_t)s->ctx;
     int alias = add && a0 >= c0 && a0 < c0 + s->cap;
     size_t off = alias ? (size_t)(a0 - c0) : 0;
-    if (ctx_reserve(s, new_len) != LAYA_OK) return LAYA_ERR_NOMEM;
+    if (ctx_reserve(s, keep + n) != LAYA_OK) return LAYA_ERR_NOMEM;
     if (keep < s->cix_end) s->cix_end = SIZE_MAX;   /* typed text edited: blend.c rebuilds */
     if (alias) memmove(s->ctx + keep, s->ctx + off, n);
     else if (n) memcpy(s->ctx + keep, add, n);
-    s->len = new_len;
+    s->len = keep + n;
+    return LAYA_OK;
+}
 
-    /* Which stable tokens survive: those before keep_rel, a final boundary. */
-    size_t j = 1;        /* tokens kept, BOS included */
-    size_t keep_rel = 0; /* their end, relative to origin */
-    if (keep >= s->origin) {
-        size_t rel_p = keep - s->origin;
-        size_t e_old = s->stable - s->origin;
-        size_t b = keep == old_len ? e_old : final_boundary(s, s->ctx + s->origin, rel_p);
-        keep_rel = b < e_old ? b : e_old;
-        j = s->n_tok;
-        while (j > 1 && !(s->tok_end[j - 1] <= keep_rel && s->chunk[j - 1])) j--;
-        keep_rel = s->tok_end[j - 1];
-    }
-    if (keep < s->origin || new_len - s->origin - keep_rel > ENGINE_WINDOW) {
-        /* The model's text changed before its start, or more than a window
-         * of it is new: read afresh from a word start in the last window. */
-        size_t o = 0;
-        if (new_len > ENGINE_WINDOW) {
-            o = new_len - ENGINE_WINDOW;
-            size_t lim = o + ENGINE_WINDOW / 2;
-            while (o < lim && !((s->ctx[o - 1] == ' ' || s->ctx[o - 1] == '\n') &&
-                                (s->ctx[o] & 0xC0) != 0x80))
-                o++;
-            while ((s->ctx[o] & 0xC0) == 0x80 && o < new_len - 1) o++;
-        }
-        s->origin = o;
-        j = 1;
-        keep_rel = 0;
-    }
+/* Which stable tokens survive an edit that kept ctx[0..keep) of old_len
+ * bytes: *j tokens (BOS included) ending at *keep_rel (relative to origin),
+ * a final boundary of the kept text. */
+static void kept_tokens(const laya_session *s, size_t keep, size_t old_len, size_t *j, size_t *keep_rel) {
+    *j = 1;
+    *keep_rel = 0;
+    if (keep < s->origin) return;
+    size_t rel_p = keep - s->origin;
+    size_t e_old = s->stable - s->origin;
+    size_t b = keep == old_len ? e_old : final_boundary(s, s->ctx + s->origin, rel_p);
+    size_t kr = b < e_old ? b : e_old;
+    size_t n = s->n_tok;
+    while (n > 1 && !(s->tok_end[n - 1] <= kr && s->chunk[n - 1])) n--;
+    *j = n;
+    *keep_rel = s->tok_end[n - 1];
+}
 
-    /* Re-encode the stable part after keep_rel, chunk by chunk. */
-    const uint8_t *T = s->ctx + s->origin;
-    size_t rel_len = new_len - s->origin;
-    size_t e_new = keep_rel + tok_tail_start(tk, T + keep_rel, rel_len - keep_rel);
-    if (e_new > rel_len) return LAYA_ERR_INTERNAL;
-    if (tok_reserve(s, j + (e_new - keep_rel) + 1) != LAYA_OK) return LAYA_ERR_NOMEM;
-    size_t ne = 0;
-    for (size_t a = keep_rel; a < e_new;) {
-        size_t e = keep_rel + tok_chunk_end(T + keep_rel, rel_len - keep_rel, a - keep_rel);
-        if (e <= a || e > e_new) e = e_new;  /* a tokenizer breaking its contract: stay in bounds */
-        size_t cnt = tok_encode(tk, T + a, e - a, s->enc + ne, s->tok_cap - ne);
+/* Where the model starts reading afresh in a context of len bytes: a word
+ * start in the last window (or the first character after half a window
+ * without one), 0 when the whole context fits. */
+static size_t window_origin(const laya_session *s, size_t len) {
+    if (len <= ENGINE_WINDOW) return 0;
+    size_t o = len - ENGINE_WINDOW;
+    size_t lim = o + ENGINE_WINDOW / 2;
+    while (o < lim && !((s->ctx[o - 1] == ' ' || s->ctx[o - 1] == '\n') && (s->ctx[o] & 0xC0) != 0x80))
+        o++;
+    while ((s->ctx[o] & 0xC0) == 0x80 && o < len - 1) o++;
+    return o;
+}
+
+/* Encodes T[a0..e_end) chunk by chunk into s->enc (ids), enc_end (their ends)
+ * and enc_chunk (1 on a chunk's last token); *ne: the count. T[0..n) is
+ * the model's text; e_end is a final boundary and tok_reserve has made room. */
+static laya_status encode_span(laya_session *s, const uint8_t *T, size_t n, size_t a0, size_t e_end,
+                               size_t *ne) {
+    const tok *tk = s->m->tok;
+    *ne = 0;
+    for (size_t a = a0; a < e_end;) {
+        size_t e = a0 + tok_chunk_end(T + a0, n - a0, a - a0);
+        if (e <= a || e > e_end) e = e_end;  /* a tokenizer breaking its contract: stay in bounds */
+        size_t cnt = tok_encode(tk, T + a, e - a, s->enc + *ne, s->tok_cap - *ne);
         if (cnt > e - a) return LAYA_ERR_INTERNAL;
         size_t end = a;
         for (size_t i = 0; i < cnt; i++) {
             size_t bl;
-            tok_bytes(tk, s->enc[ne + i], &bl);
+            tok_bytes(tk, s->enc[*ne + i], &bl);
             end += bl;
-            s->enc_end[ne + i] = (uint32_t)end;
-            s->enc_chunk[ne + i] = 0;
+            s->enc_end[*ne + i] = (uint32_t)end;
+            s->enc_chunk[*ne + i] = 0;
         }
         if (end != e) return LAYA_ERR_INTERNAL;
-        ne += cnt;
-        if (cnt) s->enc_chunk[ne - 1] = 1;
+        *ne += cnt;
+        if (cnt) s->enc_chunk[*ne - 1] = 1;
         a = e;
     }
+    return LAYA_OK;
+}
+
+/* Makes the context ctx[0..keep) + add[0..n): the one edit every public
+ * entry point reduces to. add may point into s->ctx. The stable tokens
+ * that survive are kept, the rest of the stable text re-encoded, and the
+ * model rewound to the first token that differs and fed from there. */
+static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
+    if (keep > s->len) return LAYA_ERR_INTERNAL;
+    if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
+    size_t old_len = s->len, new_len = keep + n;
+    if (ctx_edit(s, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
+
+    size_t j, keep_rel;
+    kept_tokens(s, keep, old_len, &j, &keep_rel);
+    if (keep < s->origin || new_len - s->origin - keep_rel > ENGINE_WINDOW) {
+        /* The model's text changed before its start, or more than a window
+         * of it is new: read afresh. */
+        s->origin = window_origin(s, new_len);
+        j = 1;
+        keep_rel = 0;
+    }
+
+    /* Re-encode the stable part after keep_rel. */
+    const uint8_t *T = s->ctx + s->origin;
+    size_t rel_len = new_len - s->origin;
+    size_t e_new = keep_rel + tok_tail_start(s->m->tok, T + keep_rel, rel_len - keep_rel);
+    if (e_new > rel_len) return LAYA_ERR_INTERNAL;
+    if (tok_reserve(s, j + (e_new - keep_rel) + 1) != LAYA_OK) return LAYA_ERR_NOMEM;
+    size_t ne;
+    laya_status st = encode_span(s, T, rel_len, keep_rel, e_new, &ne);
+    if (st != LAYA_OK) return st;
 
     /* The first token that differs from what the model has read. */
     size_t d = j;
