@@ -69,6 +69,16 @@ typedef struct {
     int32_t *toks;       /* (B, T+1) */
     FILE *log;
     char path[4096];
+    int64_t nw;          /* windows per pass over the train shards */
+    train_ckpt_meta meta;
+    train_adamw adam;
+    train_progress pr;
+    double t_start;      /* now_s() when this run started */
+    double elapsed0;     /* seconds trained before it (a resume) */
+    double step_s;       /* seconds per step, smoothed */
+    double last_eval_s;  /* seconds the last evaluation and checkpoint took */
+    double loss_acc;     /* train loss summed since the last log row */
+    int loss_n;
 } run_ctx;
 
 static void run_free(run_ctx *r) {
@@ -160,163 +170,223 @@ static laya_status check_opts(const train_opts *o, char *err, size_t errlen) {
     return LAYA_OK;
 }
 
+/* Loads the tokenizer and opens the train and valid streams, which must
+ * have been encoded with it. */
+static laya_status run_open_inputs(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    uint8_t sha[32];
+    laya_status st = tok_load_file(o->tok_path, &r->tk, err, errlen);
+    if (st != LAYA_OK) return st;
+    r->cfg.V = tok_vocab_size(r->tk);
+    if ((st = model_cfg_check(&r->cfg, err, errlen)) != LAYA_OK) return st;
+    if ((st = tok_save(r->tk, &r->tok_blob, &r->tok_len)) != LAYA_OK || (st = tok_sha256(r->tk, sha)) != LAYA_OK)
+        return err_set(err, errlen, st, "cannot serialize tokenizer '%s'", o->tok_path);
+    if ((st = open_stream(r, o->train_path, &r->train, sha, err, errlen)) != LAYA_OK) return st;
+    for (; r->n_valid_open < o->n_valid; r->n_valid_open++) {
+        tok_stream *s = &r->valid[r->n_valid_open];
+        if ((st = open_stream(r, o->valid_paths[r->n_valid_open], s, sha, err, errlen)) != LAYA_OK) return st;
+        if (s->n < (uint64_t)o->T + 1) {
+            st = err_set(err, errlen, LAYA_ERR_FORMAT, "valid file '%s' has %llu tokens; --seq %d needs at least %d",
+                         o->valid_paths[r->n_valid_open], (unsigned long long)s->n, o->T, o->T + 1);
+            r->n_valid_open++;
+            return st;
+        }
+    }
+    r->nw = train_windows(&r->train, o->B, o->T);
+    if (r->nw < 1)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "train file '%s' has %llu tokens: too few for --batch %d x --seq %d",
+                       o->train_path, (unsigned long long)r->train.n, o->B, o->T);
+    return LAYA_OK;
+}
+
+/* Creates the output directory and allocates the host copies (parameters,
+ * AdamW moments, carried state), the batch and the token byte lengths. */
+static laya_status run_alloc(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
+        return err_set(err, errlen, LAYA_ERR_IO, "cannot create output directory '%s': %s", o->out_dir,
+                       strerror(errno));
+    size_t P = model_n_params(&r->cfg), S = (size_t)r->cfg.L * o->B * r->cfg.H;
+    r->params = calloc(P, sizeof(float));
+    r->m = calloc(P, sizeof(float));
+    r->v = calloc(P, sizeof(float));
+    r->state = calloc(S, sizeof(float));
+    r->toks = calloc((size_t)o->B * (o->T + 1), sizeof(int32_t));
+    r->byte_len = calloc((size_t)r->cfg.V, sizeof(int32_t));
+    if (!r->params || !r->m || !r->v || !r->state || !r->toks || !r->byte_len)
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate %zu parameters and their optimizer state", P);
+    for (int32_t i = 0; i < r->cfg.V; i++) {
+        size_t len = 0;
+        tok_bytes(r->tk, i, &len);
+        r->byte_len[i] = (int32_t)len;
+    }
+    return LAYA_OK;
+}
+
+/* Starts the backend from fresh parameters or from last.ckpt (--resume),
+ * and opens log.csv (a fresh one gets its header). */
+static laya_status run_start(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    const train_backend *b = r->b;
+    laya_status st = b->init(b->self, &r->cfg, o, err, errlen);
+    if (st != LAYA_OK) return st;
+    r->b_ok = 1;
+    r->meta = (train_ckpt_meta){.seed = o->seed, .best_valid = INFINITY};
+    if (o->resume) {
+        if ((st = train_ckpt_load(out_path(r, "last.ckpt"), &r->cfg, o->B, o->T, o->carry, &r->meta, r->params,
+                                  r->m, r->v, r->state, err, errlen)) != LAYA_OK)
+            return st;
+    } else {
+        train_init_params(&r->cfg, r->params, o->seed);
+    }
+    if ((st = b->load(b->self, r->params, r->m, r->v, r->state, err, errlen)) != LAYA_OK) return st;
+    int fresh_log = !o->resume;
+    r->log = fopen(out_path(r, "log.csv"), fresh_log ? "w" : "a");
+    if (!r->log) return err_set(err, errlen, LAYA_ERR_IO, "cannot write '%s': %s", r->path, strerror(errno));
+    if (fresh_log) {
+        fprintf(r->log, "step,tokens,train_loss");
+        for (int i = 0; i < o->n_valid; i++) fprintf(r->log, ",valid_loss_%d", i + 1);
+        for (int i = 0; i < o->n_valid; i++) fprintf(r->log, ",bits_per_byte_%d", i + 1);
+        fprintf(r->log, ",lr,seconds\n");
+        fflush(r->log);
+    }
+    return LAYA_OK;
+}
+
+/* Seconds trained so far, the runs before a resume included. */
+static double run_elapsed(const run_ctx *r) { return r->elapsed0 + (now_s() - r->t_start); }
+
+/* 1 when the run must end before another step: asked to stop, the step
+ * count reached, or the time budget too short for one more step and a
+ * final evaluation (1.5x the last one, and a second of margin). */
+static int run_stopping(const run_ctx *r, volatile int *stop) {
+    const train_opts *o = r->o;
+    return (stop && *stop) || (o->steps > 0 && r->meta.step >= o->steps) ||
+           (o->time_budget > 0 && run_elapsed(r) + r->step_s + 1.5 * r->last_eval_s + 1.0 >= o->time_budget);
+}
+
+/* The learning rate of the next step: warm-up, then the cosine over the
+ * fraction done (of the steps after warm-up, or of the time budget). */
+static float run_lr(const run_ctx *r) {
+    const train_opts *o = r->o;
+    int64_t step = r->meta.step;
+    double frac = o->steps > 0
+                      ? (o->steps > o->warmup ? (double)(step - o->warmup) / (double)(o->steps - o->warmup) : 1.0)
+                      : run_elapsed(r) / o->time_budget;
+    return train_lr_schedule(o->lr, step, o->warmup, frac);
+}
+
+/* One optimizer step on the next window of the shards, and the progress
+ * report it fills. */
+static laya_status run_step(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    const train_backend *b = r->b;
+    train_ckpt_meta *meta = &r->meta;
+    double t0 = now_s();
+    int64_t w = meta->step % r->nw;
+    laya_status st;
+    /* A new pass over the shards: the carried state starts over. */
+    if (w == 0 && (st = b->reset_state(b->self, err, errlen)) != LAYA_OK) return st;
+    train_batch(&r->train, o->B, o->T, w, r->toks);
+    float lr = run_lr(r);
+    double loss;
+    if ((st = b->step(b->self, r->toks, meta->seed, meta->step, &r->adam, lr, o->clip, &loss, err, errlen)) !=
+        LAYA_OK)
+        return st;
+    if (!isfinite(loss))
+        return err_set(err, errlen, LAYA_ERR_INTERNAL,
+                       "training loss is %g at step %lld (diverged: lower --lr; last.ckpt is the last good state)",
+                       loss, (long long)meta->step);
+    meta->step++;
+    meta->tokens += (int64_t)o->B * o->T;
+    r->loss_acc += loss;
+    r->loss_n++;
+    double dt = now_s() - t0;
+    r->step_s = r->step_s > 0 ? 0.9 * r->step_s + 0.1 * dt : dt;
+    double elapsed = run_elapsed(r);
+    train_progress *pr = &r->pr;
+    pr->step = meta->step;
+    pr->tokens = meta->tokens;
+    pr->loss = loss;
+    pr->lr = lr;
+    pr->elapsed_s = elapsed;
+    pr->tokens_per_s = (double)o->B * o->T / r->step_s;
+    pr->frac = o->steps > 0 ? (double)meta->step / (double)o->steps : elapsed / o->time_budget;
+    pr->eta_s = o->steps > 0 ? r->step_s * (double)(o->steps - meta->step) : o->time_budget - elapsed;
+    pr->evaluated = pr->best_saved = 0;
+    return LAYA_OK;
+}
+
+/* Evaluates every valid file and appends a log.csv row: step, tokens, the
+ * mean train loss since the last row, each valid loss and bits per byte,
+ * the learning rate and the seconds trained. */
+static laya_status run_log(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    train_progress *pr = &r->pr;
+    for (int i = 0; i < o->n_valid; i++) {
+        laya_status st = evaluate(r, &r->valid[i], &pr->valid_loss[i], &pr->valid_bpb[i], err, errlen);
+        if (st != LAYA_OK) return st;
+    }
+    fprintf(r->log, "%lld,%lld,%.6f", (long long)r->meta.step, (long long)r->meta.tokens,
+            r->loss_n ? r->loss_acc / r->loss_n : NAN);
+    for (int i = 0; i < o->n_valid; i++) fprintf(r->log, ",%.6f", pr->valid_loss[i]);
+    for (int i = 0; i < o->n_valid; i++) fprintf(r->log, ",%.6f", pr->valid_bpb[i]);
+    fprintf(r->log, ",%.6g,%.1f\n", pr->lr, run_elapsed(r));
+    fflush(r->log);
+    r->loss_acc = 0;
+    r->loss_n = 0;
+    pr->evaluated = 1;
+    return LAYA_OK;
+}
+
+/* Brings the host copies up to date, saves best.safetensors when the first
+ * valid loss improved, and writes last.ckpt. */
+static laya_status run_save(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    train_ckpt_meta *meta = &r->meta;
+    laya_status st = r->b->store(r->b->self, r->params, r->m, r->v, r->state, err, errlen);
+    if (st != LAYA_OK) return st;
+    if (r->pr.valid_loss[0] < meta->best_valid) {
+        meta->best_valid = r->pr.valid_loss[0];
+        if ((st = save_best(r, meta->step, meta->best_valid, err, errlen)) != LAYA_OK) return st;
+        r->pr.best_saved = 1;
+    }
+    meta->elapsed = run_elapsed(r);
+    return train_ckpt_save(out_path(r, "last.ckpt"), &r->cfg, o->B, o->T, o->carry, meta, r->params, r->m, r->v,
+                           r->state, err, errlen);
+}
+
 laya_status train_run_on(const train_opts *o, const train_backend *b, train_progress_fn fn, void *ctx,
                          volatile int *stop, char *err, size_t errlen) {
     laya_status st = check_opts(o, err, errlen);
     if (st != LAYA_OK) return st;
     run_ctx r = {.o = o, .b = b, .cfg = o->cfg};
-    uint8_t sha[32];
-    if ((st = tok_load_file(o->tok_path, &r.tk, err, errlen)) != LAYA_OK) goto out;
-    r.cfg.V = tok_vocab_size(r.tk);
-    if ((st = model_cfg_check(&r.cfg, err, errlen)) != LAYA_OK) goto out;
-    if ((st = tok_save(r.tk, &r.tok_blob, &r.tok_len)) != LAYA_OK ||
-        (st = tok_sha256(r.tk, sha)) != LAYA_OK) {
-        err_set(err, errlen, st, "cannot serialize tokenizer '%s'", o->tok_path);
+    if ((st = run_open_inputs(&r, err, errlen)) != LAYA_OK || (st = run_alloc(&r, err, errlen)) != LAYA_OK ||
+        (st = run_start(&r, err, errlen)) != LAYA_OK)
         goto out;
-    }
-    if ((st = open_stream(&r, o->train_path, &r.train, sha, err, errlen)) != LAYA_OK) goto out;
-    for (; r.n_valid_open < o->n_valid; r.n_valid_open++) {
-        tok_stream *s = &r.valid[r.n_valid_open];
-        if ((st = open_stream(&r, o->valid_paths[r.n_valid_open], s, sha, err, errlen)) != LAYA_OK) goto out;
-        if (s->n < (uint64_t)o->T + 1) {
-            st = err_set(err, errlen, LAYA_ERR_FORMAT, "valid file '%s' has %llu tokens; --seq %d needs at least %d",
-                         o->valid_paths[r.n_valid_open], (unsigned long long)s->n, o->T, o->T + 1);
-            r.n_valid_open++;
-            goto out;
-        }
-    }
-    int64_t nw = train_windows(&r.train, o->B, o->T);
-    if (nw < 1) {
-        st = err_set(err, errlen, LAYA_ERR_FORMAT, "train file '%s' has %llu tokens: too few for --batch %d x --seq %d",
-                     o->train_path, (unsigned long long)r.train.n, o->B, o->T);
-        goto out;
-    }
-    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
-        st = err_set(err, errlen, LAYA_ERR_IO, "cannot create output directory '%s': %s", o->out_dir, strerror(errno));
-        goto out;
-    }
-    size_t P = model_n_params(&r.cfg), S = (size_t)r.cfg.L * o->B * r.cfg.H;
-    r.params = calloc(P, sizeof(float));
-    r.m = calloc(P, sizeof(float));
-    r.v = calloc(P, sizeof(float));
-    r.state = calloc(S, sizeof(float));
-    r.toks = calloc((size_t)o->B * (o->T + 1), sizeof(int32_t));
-    r.byte_len = calloc((size_t)r.cfg.V, sizeof(int32_t));
-    if (!r.params || !r.m || !r.v || !r.state || !r.toks || !r.byte_len) {
-        st = err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate %zu parameters and their optimizer state", P);
-        goto out;
-    }
-    for (int32_t i = 0; i < r.cfg.V; i++) {
-        size_t len = 0;
-        tok_bytes(r.tk, i, &len);
-        r.byte_len[i] = (int32_t)len;
-    }
-    if ((st = b->init(b->self, &r.cfg, o, err, errlen)) != LAYA_OK) goto out;
-    r.b_ok = 1;
-
-    train_ckpt_meta meta = {.seed = o->seed, .best_valid = INFINITY};
-    if (o->resume) {
-        if ((st = train_ckpt_load(out_path(&r, "last.ckpt"), &r.cfg, o->B, o->T, o->carry, &meta, r.params,
-                                  r.m, r.v, r.state, err, errlen)) != LAYA_OK)
-            goto out;
-    } else {
-        train_init_params(&r.cfg, r.params, o->seed);
-    }
-    if ((st = b->load(b->self, r.params, r.m, r.v, r.state, err, errlen)) != LAYA_OK) goto out;
-    int fresh_log = !o->resume;
-    r.log = fopen(out_path(&r, "log.csv"), fresh_log ? "w" : "a");
-    if (!r.log) {
-        st = err_set(err, errlen, LAYA_ERR_IO, "cannot write '%s': %s", r.path, strerror(errno));
-        goto out;
-    }
-    if (fresh_log) {
-        fprintf(r.log, "step,tokens,train_loss");
-        for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",valid_loss_%d", i + 1);
-        for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",bits_per_byte_%d", i + 1);
-        fprintf(r.log, ",lr,seconds\n");
-        fflush(r.log);
-    }
-
-    train_adamw adam = {.lr = o->lr, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = o->wd};
-    double t_start = now_s(), elapsed0 = meta.elapsed, last_eval_s = 0, step_s = 0;
-    double loss_acc = 0;
-    int loss_n = 0;
-    train_progress pr = {.steps = o->steps, .n_valid = o->n_valid};
-    int done = 0;
-    int64_t logged_step = o->resume ? meta.step : -1;
-    while (!done) {
+    r.adam = (train_adamw){.lr = o->lr, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = o->wd};
+    r.t_start = now_s();
+    r.elapsed0 = r.meta.elapsed;
+    r.pr = (train_progress){.steps = o->steps, .n_valid = o->n_valid};
+    /* Every eval_every steps, and once at the end, a log row and a
+     * checkpoint; never twice for one step (a resume at a logged step). */
+    int64_t logged_step = o->resume ? r.meta.step : -1;
+    for (int done = 0; !done;) {
         int report = 0;
-        double elapsed = elapsed0 + (now_s() - t_start);
-        int stopping = (stop && *stop) || (o->steps > 0 && meta.step >= o->steps) ||
-                       (o->time_budget > 0 && elapsed + step_s + 1.5 * last_eval_s + 1.0 >= o->time_budget);
-        if (!stopping) {
-            double t0 = now_s();
-            int64_t w = meta.step % nw;
-            /* A new pass over the shards: the carried state starts over. */
-            if (w == 0 && (st = b->reset_state(b->self, err, errlen)) != LAYA_OK) goto out;
-            train_batch(&r.train, o->B, o->T, w, r.toks);
-            double frac = o->steps > 0
-                              ? (o->steps > o->warmup ? (double)(meta.step - o->warmup) / (double)(o->steps - o->warmup) : 1.0)
-                              : elapsed / o->time_budget;
-            float lr = train_lr_schedule(o->lr, meta.step, o->warmup, frac);
-            double loss;
-            if ((st = b->step(b->self, r.toks, meta.seed, meta.step, &adam, lr, o->clip, &loss, err, errlen)) !=
-                LAYA_OK)
-                goto out;
-            if (!isfinite(loss)) {
-                st = err_set(err, errlen, LAYA_ERR_INTERNAL,
-                             "training loss is %g at step %lld (diverged: lower --lr; last.ckpt is the last good state)",
-                             loss, (long long)meta.step);
-                goto out;
-            }
-            meta.step++;
-            meta.tokens += (int64_t)o->B * o->T;
-            loss_acc += loss;
-            loss_n++;
-            double dt = now_s() - t0;
-            step_s = step_s > 0 ? 0.9 * step_s + 0.1 * dt : dt;
-            elapsed = elapsed0 + (now_s() - t_start);
-            pr.step = meta.step;
-            pr.tokens = meta.tokens;
-            pr.loss = loss;
-            pr.lr = lr;
-            pr.elapsed_s = elapsed;
-            pr.tokens_per_s = (double)o->B * o->T / step_s;
-            pr.frac = o->steps > 0 ? (double)meta.step / (double)o->steps : elapsed / o->time_budget;
-            pr.eta_s = o->steps > 0 ? step_s * (double)(o->steps - meta.step) : o->time_budget - elapsed;
-            pr.evaluated = pr.best_saved = 0;
+        if (!run_stopping(&r, stop)) {
+            if ((st = run_step(&r, err, errlen)) != LAYA_OK) goto out;
             report = 1;
         } else {
             done = 1;
         }
-        if (meta.step != logged_step && (done || meta.step % o->eval_every == 0)) {
-            logged_step = meta.step;
+        if (r.meta.step != logged_step && (done || r.meta.step % o->eval_every == 0)) {
+            logged_step = r.meta.step;
             double te = now_s();
-            for (int i = 0; i < o->n_valid; i++)
-                if ((st = evaluate(&r, &r.valid[i], &pr.valid_loss[i], &pr.valid_bpb[i], err, errlen)) != LAYA_OK)
-                    goto out;
-            fprintf(r.log, "%lld,%lld,%.6f", (long long)meta.step, (long long)meta.tokens,
-                    loss_n ? loss_acc / loss_n : NAN);
-            for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_loss[i]);
-            for (int i = 0; i < o->n_valid; i++) fprintf(r.log, ",%.6f", pr.valid_bpb[i]);
-            fprintf(r.log, ",%.6g,%.1f\n", pr.lr, elapsed0 + (now_s() - t_start));
-            fflush(r.log);
-            loss_acc = 0;
-            loss_n = 0;
-            pr.evaluated = report = 1;
-            if ((st = b->store(b->self, r.params, r.m, r.v, r.state, err, errlen)) != LAYA_OK) goto out;
-            if (pr.valid_loss[0] < meta.best_valid) {
-                meta.best_valid = pr.valid_loss[0];
-                if ((st = save_best(&r, meta.step, meta.best_valid, err, errlen)) != LAYA_OK) goto out;
-                pr.best_saved = 1;
-            }
-            meta.elapsed = elapsed0 + (now_s() - t_start);
-            if ((st = train_ckpt_save(out_path(&r, "last.ckpt"), &r.cfg, o->B, o->T, o->carry, &meta, r.params, r.m,
-                                      r.v, r.state, err, errlen)) != LAYA_OK)
-                goto out;
-            last_eval_s = now_s() - te;
+            if ((st = run_log(&r, err, errlen)) != LAYA_OK || (st = run_save(&r, err, errlen)) != LAYA_OK) goto out;
+            report = 1;
+            r.last_eval_s = now_s() - te;
         }
-        if (fn && report) fn(ctx, &pr);
+        if (fn && report) fn(ctx, &r.pr);
     }
 out:
     run_free(&r);
