@@ -114,6 +114,119 @@ static uint32_t pow2_at_least(uint32_t n) {
     return p;
 }
 
+/* Token lengths into t->off (V+1 offsets into the pool), validating each
+ * merge: both parts earlier tokens with bytes, the result within
+ * TOK_MAX_TOKEN. Lengths first so the pool is one allocation. */
+static laya_status tok_build_lengths(tok *t, const uint16_t (*merge)[2], char *err, size_t errlen) {
+    t->off[0] = 0;
+    for (int32_t id = 0; id < t->V; id++) {
+        uint32_t len;
+        if (id < 256) len = 1;
+        else if (id < TOK_FIRST_MERGE) len = 0;
+        else {
+            uint32_t l = merge[id - TOK_FIRST_MERGE][0], r = merge[id - TOK_FIRST_MERGE][1];
+            for (int k = 0; k < 2; k++) {
+                uint32_t x = k ? r : l;
+                if (x >= (uint32_t)id)
+                    return err_set(err, errlen, LAYA_ERR_FORMAT,
+                                   "merge for id %d uses id %u, which is not below it "
+                                   "(merges must only combine earlier tokens)", (int)id, x);
+                if (x >= 256 && x < TOK_FIRST_MERGE)
+                    return err_set(err, errlen, LAYA_ERR_FORMAT,
+                                   "merge for id %d uses special token %u, which has no bytes",
+                                   (int)id, x);
+            }
+            len = (t->off[l + 1] - t->off[l]) + (t->off[r + 1] - t->off[r]);
+            if (len > TOK_MAX_TOKEN)
+                return err_set(err, errlen, LAYA_ERR_FORMAT,
+                               "token %d would be %u bytes long (limit %d): corrupt merge table",
+                               (int)id, len, TOK_MAX_TOKEN);
+        }
+        t->off[id + 1] = t->off[id] + len;
+        if (len > t->max_len) t->max_len = len;
+    }
+    return LAYA_OK;
+}
+
+/* The pool: every token's bytes, a merge's being its two parts'. */
+static laya_status tok_build_pool(tok *t, const uint16_t (*merge)[2]) {
+    t->pool = malloc(t->off[t->V] + 16); /* slack: decode copies 16 bytes at a time */
+    if (!t->pool) return LAYA_ERR_NOMEM;
+    for (int32_t id = 0; id < t->V; id++) {
+        uint8_t *dst = t->pool + t->off[id];
+        if (id < 256) *dst = (uint8_t)id;
+        else if (id >= TOK_FIRST_MERGE) {
+            uint32_t l = merge[id - TOK_FIRST_MERGE][0], r = merge[id - TOK_FIRST_MERGE][1];
+            uint32_t ll = t->off[l + 1] - t->off[l];
+            memcpy(dst, t->pool + t->off[l], ll);
+            memcpy(dst + ll, t->pool + t->off[r], t->off[r + 1] - t->off[r]);
+        }
+    }
+    return LAYA_OK;
+}
+
+/* The two hashes, load factor <= 1/2: pair -> merged id, bytes -> id
+ * (refusing two tokens with the same bytes). */
+static laya_status tok_build_hashes(tok *t, const uint16_t (*merge)[2], char *err, size_t errlen) {
+    int32_t V = t->V, M = V - TOK_FIRST_MERGE;
+    uint32_t cap = pow2_at_least(2 * (uint32_t)M + 2);
+    t->pair_mask = cap - 1;
+    t->pair_tab = calloc(cap, sizeof *t->pair_tab);
+    if (!t->pair_tab) return LAYA_ERR_NOMEM;
+    uint32_t scap = pow2_at_least(2 * (uint32_t)V);
+    t->str_mask = scap - 1;
+    t->str_tab = malloc(sizeof *t->str_tab * scap);
+    if (!t->str_tab) return LAYA_ERR_NOMEM;
+    memset(t->str_tab, 0xFF, sizeof *t->str_tab * scap);
+    for (int32_t id = 0; id < V; id++) {
+        if (id >= 256 && id < TOK_FIRST_MERGE) continue;
+        const uint8_t *b = t->pool + t->off[id];
+        uint32_t len = t->off[id + 1] - t->off[id];
+        int32_t dup = tok_lookup_bytes(t, b, len);
+        if (dup >= 0)
+            return err_set(err, errlen, LAYA_ERR_FORMAT,
+                           "duplicate entry: token %d has the same %u bytes as token %d",
+                           (int)id, len, (int)dup);
+        uint32_t h = (uint32_t)tok_hash_bytes(b, len);
+        while (t->str_tab[h & t->str_mask] >= 0) h++;
+        t->str_tab[h & t->str_mask] = id;
+        if (id >= TOK_FIRST_MERGE) {
+            uint32_t ph = tok_pair_hash(merge[id - TOK_FIRST_MERGE][0], merge[id - TOK_FIRST_MERGE][1]);
+            while (t->pair_tab[ph & t->pair_mask]) ph++;
+            t->pair_tab[ph & t->pair_mask] = (uint16_t)id;
+        }
+    }
+    return LAYA_OK;
+}
+
+/* The encoder's shortcuts, all derived from the merges: the sorted index,
+ * byte pair -> id, which tokens encode to themselves (whole), and the CJK
+ * path's table and its validity (cjk_ok). */
+static laya_status tok_build_shortcuts(tok *t, const uint16_t (*merge)[2]) {
+    int32_t V = t->V, M = V - TOK_FIRST_MERGE;
+    if (tok_build_sorted(t) != LAYA_OK) return LAYA_ERR_NOMEM;
+    t->byte_pair = calloc(256 * 256, sizeof *t->byte_pair);
+    if (!t->byte_pair) return LAYA_ERR_NOMEM;
+    for (int32_t i = 0; i < M; i++)
+        if (merge[i][0] < 256 && merge[i][1] < 256)
+            t->byte_pair[merge[i][0] << 8 | merge[i][1]] = (uint16_t)(TOK_FIRST_MERGE + i);
+    t->whole = calloc((size_t)V, 1);
+    if (!t->whole) return LAYA_ERR_NOMEM;
+    for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
+        int32_t tmp[TOK_MAX_TOKEN];
+        uint32_t len = t->off[id + 1] - t->off[id];
+        t->whole[id] = len <= TOK_CHUNK_MAX && encode_chunk(t, t->pool + t->off[id], len, tmp) == 1;
+    }
+    t->cjk_char = calloc(TOK_CJK_CHARS, sizeof *t->cjk_char);
+    if (!t->cjk_char) return LAYA_ERR_NOMEM;
+    for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
+        int32_t ci = t->off[id + 1] - t->off[id] == 3 && t->whole[id] ? cjk_char_at(t->pool + t->off[id]) : -1;
+        if (ci >= 0) t->cjk_char[ci] = (uint16_t)id;
+    }
+    t->cjk_ok = cjk_merges_ok(t);
+    return LAYA_OK;
+}
+
 laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *err, size_t errlen) {
     *out = NULL;
     if (V < TOK_FIRST_MERGE || V > TOK_MAX_VOCAB)
@@ -125,114 +238,20 @@ laya_status tok_build(int32_t V, const uint16_t (*merge)[2], tok **out, char *er
     t->V = V;
     t->merge = malloc(sizeof *t->merge * (size_t)(M ? M : 1));
     t->off = malloc(sizeof *t->off * ((size_t)V + 1));
-    if (!t->merge || !t->off) goto nomem;
-    if (M) memcpy(t->merge, merge, sizeof *t->merge * (size_t)M);
-
-    /* Lengths first (validating ids) so the pool is one allocation. */
-    size_t total = 256;
-    t->off[0] = 0;
-    for (int32_t id = 0; id < V; id++) {
-        uint32_t len;
-        if (id < 256) len = 1;
-        else if (id < TOK_FIRST_MERGE) len = 0;
-        else {
-            uint32_t l = merge[id - TOK_FIRST_MERGE][0], r = merge[id - TOK_FIRST_MERGE][1];
-            for (int k = 0; k < 2; k++) {
-                uint32_t x = k ? r : l;
-                if (x >= (uint32_t)id) {
-                    tok_free(t);
-                    return err_set(err, errlen, LAYA_ERR_FORMAT,
-                                   "merge for id %d uses id %u, which is not below it "
-                                   "(merges must only combine earlier tokens)", (int)id, x);
-                }
-                if (x >= 256 && x < TOK_FIRST_MERGE) {
-                    tok_free(t);
-                    return err_set(err, errlen, LAYA_ERR_FORMAT,
-                                   "merge for id %d uses special token %u, which has no bytes",
-                                   (int)id, x);
-                }
-            }
-            len = (t->off[l + 1] - t->off[l]) + (t->off[r + 1] - t->off[r]);
-            if (len > TOK_MAX_TOKEN) {
-                tok_free(t);
-                return err_set(err, errlen, LAYA_ERR_FORMAT,
-                               "token %d would be %u bytes long (limit %d): corrupt merge table",
-                               (int)id, len, TOK_MAX_TOKEN);
-            }
-            total += len;
-        }
-        t->off[id + 1] = t->off[id] + len;
-        if (len > t->max_len) t->max_len = len;
+    laya_status st = t->merge && t->off ? LAYA_OK : LAYA_ERR_NOMEM;
+    if (st == LAYA_OK && M) memcpy(t->merge, merge, sizeof *t->merge * (size_t)M);
+    if (st == LAYA_OK) st = tok_build_lengths(t, merge, err, errlen);
+    if (st == LAYA_OK) st = tok_build_pool(t, merge);
+    if (st == LAYA_OK) st = tok_build_hashes(t, merge, err, errlen);
+    if (st == LAYA_OK) st = tok_build_shortcuts(t, merge);
+    if (st != LAYA_OK) {
+        tok_free(t);
+        if (st == LAYA_ERR_NOMEM)
+            err_set(err, errlen, st, "out of memory building a %d-token vocabulary", (int)V);
+        return st;
     }
-    t->pool = malloc(total + 16); /* slack: decode copies 16 bytes at a time */
-    if (!t->pool) goto nomem;
-    for (int32_t id = 0; id < V; id++) {
-        uint8_t *dst = t->pool + t->off[id];
-        if (id < 256) *dst = (uint8_t)id;
-        else if (id >= TOK_FIRST_MERGE) {
-            uint32_t l = merge[id - TOK_FIRST_MERGE][0], r = merge[id - TOK_FIRST_MERGE][1];
-            uint32_t ll = t->off[l + 1] - t->off[l];
-            memcpy(dst, t->pool + t->off[l], ll);
-            memcpy(dst + ll, t->pool + t->off[r], t->off[r + 1] - t->off[r]);
-        }
-    }
-
-    /* pair -> id, load factor <= 1/2. */
-    uint32_t cap = pow2_at_least(2 * (uint32_t)M + 2);
-    t->pair_mask = cap - 1;
-    t->pair_tab = calloc(cap, sizeof *t->pair_tab);
-    if (!t->pair_tab) goto nomem;
-    /* bytes -> id, load factor <= 1/2. */
-    uint32_t scap = pow2_at_least(2 * (uint32_t)V);
-    t->str_mask = scap - 1;
-    t->str_tab = malloc(sizeof *t->str_tab * scap);
-    if (!t->str_tab) goto nomem;
-    memset(t->str_tab, 0xFF, sizeof *t->str_tab * scap);
-    for (int32_t id = 0; id < V; id++) {
-        if (id >= 256 && id < TOK_FIRST_MERGE) continue;
-        const uint8_t *b = t->pool + t->off[id];
-        uint32_t len = t->off[id + 1] - t->off[id];
-        int32_t dup = tok_lookup_bytes(t, b, len);
-        if (dup >= 0) {
-            tok_free(t);
-            return err_set(err, errlen, LAYA_ERR_FORMAT,
-                           "duplicate entry: token %d has the same %u bytes as token %d",
-                           (int)id, len, (int)dup);
-        }
-        uint32_t h = (uint32_t)tok_hash_bytes(b, len);
-        while (t->str_tab[h & t->str_mask] >= 0) h++;
-        t->str_tab[h & t->str_mask] = id;
-        if (id >= TOK_FIRST_MERGE) {
-            uint32_t ph = tok_pair_hash(merge[id - TOK_FIRST_MERGE][0], merge[id - TOK_FIRST_MERGE][1]);
-            while (t->pair_tab[ph & t->pair_mask]) ph++;
-            t->pair_tab[ph & t->pair_mask] = (uint16_t)id;
-        }
-    }
-    if (tok_build_sorted(t) != LAYA_OK) goto nomem;
-    t->byte_pair = calloc(256 * 256, sizeof *t->byte_pair);
-    if (!t->byte_pair) goto nomem;
-    for (int32_t i = 0; i < M; i++)
-        if (merge[i][0] < 256 && merge[i][1] < 256)
-            t->byte_pair[merge[i][0] << 8 | merge[i][1]] = (uint16_t)(TOK_FIRST_MERGE + i);
-    t->whole = calloc((size_t)V, 1);
-    if (!t->whole) goto nomem;
-    for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
-        int32_t tmp[TOK_MAX_TOKEN];
-        uint32_t len = t->off[id + 1] - t->off[id];
-        t->whole[id] = len <= TOK_CHUNK_MAX && encode_chunk(t, t->pool + t->off[id], len, tmp) == 1;
-    }
-    t->cjk_char = calloc(TOK_CJK_CHARS, sizeof *t->cjk_char);
-    if (!t->cjk_char) goto nomem;
-    for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
-        int32_t ci = t->off[id + 1] - t->off[id] == 3 && t->whole[id] ? cjk_char_at(t->pool + t->off[id]) : -1;
-        if (ci >= 0) t->cjk_char[ci] = (uint16_t)id;
-    }
-    t->cjk_ok = cjk_merges_ok(t);
     *out = t;
     return LAYA_OK;
-nomem:
-    tok_free(t);
-    return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory building a %d-token vocabulary", (int)V);
 }
 
 laya_status tok_load(const uint8_t *blob, size_t n, tok **out, char *err, size_t errlen) {
