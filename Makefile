@@ -259,7 +259,8 @@ CUDA_OBJ       = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard src/cuda/*.c
                  $(patsubst %.cu,$(CUDA_BUILD)/%.o,$(sort $(wildcard src/cuda/*.cu)))
 CUDA_CLI_OBJ   = $(filter-out $(BUILD)/src/cli/cmd_train.o,$(CLI_OBJ)) $(CUDA_BUILD)/src/cli/cmd_train.o
 CUDA_TEST_OBJ  = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard tests/cuda/*.c)) tests/runner.c)
-CUDA_BENCH_OBJ = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard bench/cuda/*.c)) bench/bench_main.c)
+CUDA_BENCH_OBJ = $(patsubst %.c,$(CUDA_BUILD)/%.o,$(sort $(wildcard bench/cuda/*.c)) bench/bench_main.c) \
+                 $(patsubst %.cu,$(CUDA_BUILD)/%.o,$(sort $(wildcard bench/cuda/*.cu)))
 
 $(CUDA_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

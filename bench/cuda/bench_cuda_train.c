@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_cuda_rec.h"
 #include "cuda/cuda_train.h"
 
 static int env_int(const char *name, int def) {
@@ -207,7 +208,7 @@ BENCH(bench_cuda_recurrent_gemm) {
     printf("  x %d calls each per step (L=3, T=256)\n", 3 * 256);
 }
 
-/* The persistent recurrences alone (cuda_rec.cu), per time step, and what
+/* The persistent recurrences alone (cuda_rec.cu, timed by bench_cuda_rec.cu), per time step, and what
  * each stage costs: the step's time less the time of a variant that leaves
  * the stage out. */
 BENCH(bench_cuda_rec) {

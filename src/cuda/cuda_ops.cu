@@ -150,6 +150,13 @@ laya_status cuda_ctx_check(cuda_ctx *c, const char *what, char *err, size_t errl
         c->blas_status = 0;
         return err_set(err, errlen, LAYA_ERR_INTERNAL, "%s: cuBLAS error %d", what, b);
     }
+    if (c->rec_status) {
+        cudaError_t r = (cudaError_t)c->rec_status;
+        c->rec_status = 0;
+        return err_set(err, errlen, LAYA_ERR_INTERNAL,
+                       "%s: the persistent recurrence's cooperative launch failed: %s (its blocks must all fit "
+                       "on the GPU at once: is another process using it?)", what, cudaGetErrorString(r));
+    }
     return LAYA_OK;
 }
 

@@ -17,9 +17,9 @@
  * bf16 on the fly, f32 accumulation, relative error near 3e-3). Weights,
  * gradients and optimizer moments stay f32 in every mode.
  *
- * Errors: cuBLAS failures are remembered in the context (the first one
- * wins); launch errors stay in the CUDA runtime. cuda_ctx_check() reports
- * both as a laya_status with a message.
+ * Errors: cuBLAS failures and failed cooperative launches are remembered
+ * in the context (the first one wins); other launch errors stay in the CUDA
+ * runtime. cuda_ctx_check() reports them as a laya_status with a message.
  *
  * Shape letters: V vocab, H hidden, D attention width, W window, G = 3H,
  * B batch, T time, N = B*T rows. */
@@ -70,6 +70,7 @@ typedef struct cuda_ctx {
     size_t rec_xch_bytes;
     unsigned *rec_bar;  /* (rec_B/64) step counters, one per batch block */
     int rec_bar_n;
+    int rec_status;     /* first failed cooperative launch (a cudaError_t), 0 = none */
 } cuda_ctx;
 
 /* Creates a stream, a cuBLAS handle and red_floats of scratch (at least
@@ -157,13 +158,6 @@ void cuda_rec_fwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, float *
                   float *h);
 void cuda_rec_bwd(cuda_ctx *c, const cuda_gru_w *w, int B, int T, int H, const float *gates, const float *ghn,
                   const float *hprev, const float *dh, void *dgi16, void *dgh16, float *dhc);
-/* Benchmark only: microseconds per time step of one persistent recurrence
- * (bwd: 0 forward, 1 backward) over a B x T x H problem of its own, the mean
- * of reps launches after one warm-up; ko leaves one stage out (1 the wait
- * between steps, 2 the state load, 4 the products, 8 the gates' global
- * reads and writes; H = 768 only) to show that stage's share. -1 when the
- * shape or variant is not built or the launch fails. */
-double cuda_rec_time(int B, int T, int H, int bwd, int ko, int reps);
 
 /* ---- local attention + residual (train_attn_fwd / train_attn_bwd) ----
  * dsc (N,W) scratch: the score gradients, so dk and dv are gathered per
