@@ -88,7 +88,7 @@ const kern_table *kern_by_name(const char *name);
 /* out(C) = row r of w as f32 (the embedding lookup; dequantizes q8/q4). */
 void kern_row_f32(const qmat *w, int32_t r, float *out);
 
-/* f16 <-> f32 (IEEE binary16, round to nearest even). */
+/* f16 <-> f32 (IEEE binary16, round to nearest even; kern_f16.c). */
 float kern_f16_to_f32(uint16_t h);
 uint16_t kern_f32_to_f16(float f);
 
