@@ -117,11 +117,7 @@ static laya_status mix_init(const sim_params *p, mix *m, char *err, size_t errle
     return LAYA_OK;
 }
 
-/* ---- UTF-8 and keyboard neighbours --------------------------------------- */
-
-size_t sim_utf8_len(const char *s, size_t n) {
-    return n ? utf8_next((const uint8_t *)s, n, 0) : 0;
-}
+/* ---- keyboard neighbours ------------------------------------------------- */
 
 /* A key next to c on a US QWERTY layout (same row or the rows above and
  * below), case kept; 0 when c is not a letter or digit. */

@@ -77,10 +77,4 @@ laya_status sim_run(const sim_params *p, uint64_t seed, const char *text, size_t
  * (free with free()); *out_len excludes the NUL. */
 laya_status sim_replay(const sim_event *ev, size_t n, char **out, size_t *out_len);
 
-/* Length in bytes of the UTF-8 character at s[0..n) (1 for an invalid or
- * truncated sequence; 0 only when n == 0): utf8_next (util/utf8.h) from 0.
- * Kept only for cmd_eval.c until its typists move to src/eval; new code
- * calls utf8_next. */
-size_t sim_utf8_len(const char *s, size_t n);
-
 #endif
