@@ -145,7 +145,9 @@ void model_logits_ids(const model *m, const float *y, const int32_t *ids, int n,
 /* Batched beams: model_step for n (>= 1) distinct states s[i] consuming
  * tokens[i], each weight matrix streamed once for all n (kern matmat)
  * instead of n times. y[i] (H) as model_step's y. Equal to n model_step
- * calls up to the kernels' summation order (tests/test_model_step.c: 1e-5).
+ * calls bit for bit on the ref table and for q8/q4 weights on every table
+ * (n = 1 included); f32/f16 weights on the vector tables sum in another
+ * order (within 1e-5 relative; tests/test_model_step.c checks both).
  * scratch: model_batch_scratch_floats(c, n) floats, caller-owned. */
 size_t model_batch_scratch_floats(const model_cfg *c, int n);
 void model_step_batch(const model *m, model_state *const *s, const int32_t *tokens, int n,
