@@ -87,6 +87,50 @@ TEST(engine_suggest_exact_probabilities) {
     free(params);
 }
 
+/* engine_suggest_invariants rejects a list that breaks a promise: from the
+ * exact unigram list XX, XXX, X (scores 0.288, 0.259, 0.24), each edit
+ * alone: two swapped, one repeated, one dropped, one more than k, a
+ * truncated character, a blank at the end, a zero probability. */
+TEST(engine_suggest_invariants_catch_broken_lists) {
+    float *params = NULL;
+    int32_t ids[] = {'X', ' '};
+    double pr[] = {0.6, 0.4};
+    laya_model *lm = unigram(ids, pr, 2, &params);
+    CHECK(lm);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    engine_cfg c = engine_cfg_default();
+    c.beam = 3;
+    c.max_tokens = 4;
+    c.max_words = 1;
+    c.len_exp = 1.0f;
+    CHECK(engine_set_cfg(s, &c) == LAYA_OK);
+    CHECK(laya_session_set_context(s, "hello ", 6) == LAYA_OK);
+    laya_suggestion out[3], bad[4];
+    int n = 0;
+    char why[256];
+    CHECK(laya_suggest(s, 3, out, &n) == LAYA_OK && n == 3);
+    CHECKF(engine_suggest_invariants(s, 3, out, n, why, sizeof why) == LAYA_OK, "%s", why);
+    for (int e = 0; e < 8; e++) {
+        memcpy(bad, out, sizeof out);
+        int nb = 3, k = 3;
+        if (e == 0) { bad[0] = out[1]; bad[1] = out[0]; }       /* swapped */
+        if (e == 1) bad[2] = out[0];                             /* repeated */
+        if (e == 2) nb = 2;                                      /* one left out */
+        if (e == 3) { bad[3] = out[2]; nb = 4; }                 /* more than k */
+        if (e == 4) { bad[1].text = "X\xe4"; bad[1].len = 2; }   /* truncated */
+        if (e == 5) { bad[1].text = "XX "; bad[1].len = 3; }     /* blank at the end */
+        if (e == 6) bad[2].prob = 0;
+        if (e == 7) k = 2;                                       /* 3 for k = 2 */
+        CHECKF(engine_suggest_invariants(s, k, bad, nb, why, sizeof why) == LAYA_ERR_INTERNAL,
+               "edit %d passed", e);
+        printf("    edit %d: %s\n", e, why);
+    }
+    laya_session_free(s);
+    laya_model_free(lm);
+    free(params);
+}
+
 /* With 2 words allowed the search continues over the space: "X X" is
  * 0.6*0.4*0.6*0.4 = 0.0576. */
 TEST(engine_suggest_next_word) {
@@ -157,8 +201,9 @@ TEST(engine_suggest_never_broken_utf8) {
 
 /* Random networks, many contexts: every answer non-empty, distinct, within
  * the byte limit, without a newline, valid UTF-8, ranked by score, probs in
- * (0,1], and the same twice in a row. */
-TEST(engine_suggest_invariants) {
+ * (0,1], and the same twice in a row; and engine_suggest_invariants holds
+ * for every k. */
+TEST(engine_suggest_invariants_hold) {
     float *params = NULL;
     laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 21, &params);
     CHECK(lm);
@@ -193,6 +238,12 @@ TEST(engine_suggest_invariants) {
             for (int j = 0; j < i; j++)
                 CHECK(b[j].len != b[i].len || memcmp(b[j].text, b[i].text, b[i].len));
         }
+        char why[256];
+        CHECKF(engine_suggest_invariants(s, 5, b, nb, why, sizeof why) == LAYA_OK, "at %zu: %s", cut, why);
+        int k = 1 + (int)(cut / 7) % ENGINE_MAX_K, nk = 0;
+        laya_suggestion o[ENGINE_MAX_K];
+        CHECK(laya_suggest(s, k, o, &nk) == LAYA_OK);
+        CHECKF(engine_suggest_invariants(s, k, o, nk, why, sizeof why) == LAYA_OK, "at %zu, k %d: %s", cut, k, why);
         shown += na > 0;
     }
     CHECK(shown > 0);
@@ -346,6 +397,8 @@ TEST(engine_suggest_capitals_follow_the_lowercase_word) {
         laya_suggestion oa[3], ob[16];
         int na = 0, nb = 0;
         CHECK(laya_session_set_context(sa, a, n) == LAYA_OK && laya_suggest(sa, 3, oa, &na) == LAYA_OK);
+        char why[256];
+        CHECKF(engine_suggest_invariants(sa, 3, oa, na, why, sizeof why) == LAYA_OK, "at %zu: %s", i, why);
         CHECK(laya_session_set_context(sb, b, n) == LAYA_OK && laya_suggest(sb, 16, ob, &nb) == LAYA_OK);
         char want[3][ENGINE_MAX_GEN + 1];
         float wp[3];

@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/err.h"
 #include "util/topk.h"
 #include "util/utf8.h"
 #include "kern/kern.h"
@@ -720,5 +721,84 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         n++;
     }
     *n_out = n;
+    return LAYA_OK;
+}
+
+/* ---- the promises of engine_suggest, checked (engine.h) ---- */
+
+/* Relative slack of the rank-score order seen through the public list:
+ * prob is handed out as a float (2^-24 relative) while the ranking used
+ * the double. */
+#define RANK_FLOAT_SLACK 1e-6
+
+static laya_status broken(char *why, size_t whylen, int i, const char *what) {
+    return err_set(why, whylen, LAYA_ERR_INTERNAL, "suggestion %d: %s", i, what);
+}
+
+/* What every suggestion must be on its own: text to insert, complete UTF-8
+ * after the character the context leaves open, within the length and word
+ * limits, never a control byte (no newline), not ending in a blank. */
+static laya_status check_one(const laya_session *s, const laya_suggestion *o, int i, char *why, size_t whylen) {
+    const uint8_t *t = (const uint8_t *)o->text;
+    if (!t || o->len == 0) return broken(why, whylen, i, "empty");
+    if (o->len > (size_t)s->ec.max_bytes) return broken(why, whylen, i, "longer than max_bytes");
+    for (size_t j = 0; j < o->len; j++)
+        if (t[j] < 0x20 || t[j] == 0x7F) return broken(why, whylen, i, "holds a control byte");
+    if (is_space(t[o->len - 1])) return broken(why, whylen, i, "ends in a blank");
+    if (count_words(t, (int)o->len) > s->ec.max_words) return broken(why, whylen, i, "spans more than max_words");
+    uint8_t buf[4 + ENGINE_MAX_GEN];
+    size_t nl = utf8_incomplete_tail(s->ctx, s->len);
+    memcpy(buf, s->ctx + s->len - nl, nl);
+    memcpy(buf + nl, t, o->len);
+    if (!utf8_valid(buf, nl + o->len)) return broken(why, whylen, i, "not complete UTF-8 after the context");
+    if (!(o->prob > 0 && o->prob <= 1)) return broken(why, whylen, i, "probability outside (0, 1]");
+    return LAYA_OK;
+}
+
+laya_status engine_suggest_invariants(const laya_session *s, int k, const laya_suggestion *out, int n, char *why,
+                                      size_t whylen) {
+    if (!s || k < 0 || k > ENGINE_MAX_K || n < 0 || (n && !out))
+        return err_set(why, whylen, LAYA_ERR_ARG, "engine_suggest_invariants: bad arguments");
+    if (n > k) return err_set(why, whylen, LAYA_ERR_INTERNAL, "%d suggestions for k = %d", n, k);
+    for (int i = 0; i < n; i++) {
+        laya_status st = check_one(s, &out[i], i, why, whylen);
+        if (st != LAYA_OK) return st;
+        for (int j = 0; j < i; j++)
+            if (out[j].len == out[i].len && !memcmp(out[j].text, out[i].text, out[i].len))
+                return broken(why, whylen, i, "repeats an earlier one");
+        /* (a probability clamped to 1 says nothing of the order) */
+        if (i == 0 || !(out[i - 1].prob < 1)) continue;
+        double sc = engine_rank_score((const uint8_t *)out[i].text, (int)out[i].len, out[i].prob, s->ec.len_exp);
+        double prev = engine_rank_score((const uint8_t *)out[i - 1].text, (int)out[i - 1].len, out[i - 1].prob,
+                                        s->ec.len_exp);
+        if (sc > prev * (1 + RANK_FLOAT_SLACK)) return broken(why, whylen, i, "ranks above the one before it");
+    }
+    /* Against the search's own list: best first by the exact score, and the
+     * suggestions its first distinct texts (in capitals when the tail was
+     * folded), so fewer than k only when fewer exist. */
+    int m = (int)(s->len - s->stable), caps = 0;
+    uint8_t folded[ENGINE_MAX_TAIL];
+    if (m <= ENGINE_MAX_TAIL) caps = fold_caps(s->ctx, s->stable, s->ctx + s->stable, m, folded);
+    int d = 0;
+    for (int i = 0; i < s->n_cand; i++) {
+        const candidate *c = &s->cand[i];
+        if (i && c->score > s->cand[i - 1].score)
+            return err_set(why, whylen, LAYA_ERR_INTERNAL, "candidate %d outranks the one before it", i);
+        uint8_t t[ENGINE_MAX_GEN];
+        for (int j = 0; j < c->len; j++)
+            t[j] = caps && c->text[j] >= 'a' && c->text[j] <= 'z' ? (uint8_t)(c->text[j] - 32) : c->text[j];
+        int dup = 0;
+        for (int j = 0; j < d && j < n && !dup; j++)
+            dup = out[j].len == (size_t)c->len && !memcmp(out[j].text, t, (size_t)c->len);
+        if (dup) continue;
+        if (d == k) break;
+        if (d >= n)
+            return err_set(why, whylen, LAYA_ERR_INTERNAL, "%d suggestions for k = %d, but a distinct candidate "
+                           "%d is left out", n, k, i);
+        if (out[d].len != (size_t)c->len || memcmp(out[d].text, t, (size_t)c->len))
+            return broken(why, whylen, d, "is not the search's next best distinct candidate");
+        d++;
+    }
+    if (d != n) return err_set(why, whylen, LAYA_ERR_INTERNAL, "%d suggestions, but the search found %d", n, d);
     return LAYA_OK;
 }
