@@ -249,6 +249,34 @@ TEST(kern_dispatch_override) {
     CHECK(kern_get() == &kern_table_ref);
 }
 
+/* The override's fallback, for every combination of CPU features: a known
+ * usable name wins; an unknown one, one the CPU cannot run, or none, gives
+ * the best table the features allow. */
+TEST(kern_dispatch_override_fallback) {
+    const unsigned none = 0, avx2 = KERN_CPU_AVX2, avx512 = KERN_CPU_AVX2 | KERN_CPU_AVX512;
+    static const char *const junk[] = {NULL, "", "nonsense", "AVX2", "avx2 ", "avx51"};
+    for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
+        CHECKF(kern_pick(none, junk[i]) == &kern_table_ref, "'%s'", junk[i] ? junk[i] : "(null)");
+        CHECKF(kern_pick(avx2, junk[i]) == &kern_table_avx2, "'%s'", junk[i] ? junk[i] : "(null)");
+        CHECKF(kern_pick(avx512, junk[i]) == &kern_table_avx512, "'%s'", junk[i] ? junk[i] : "(null)");
+    }
+    CHECK(kern_pick(none, "avx2") == &kern_table_ref);       /* unusable here */
+    CHECK(kern_pick(none, "avx512") == &kern_table_ref);
+    CHECK(kern_pick(avx2, "avx512") == &kern_table_avx2);
+    CHECK(kern_pick(avx512, "ref") == &kern_table_ref);      /* usable: it wins */
+    CHECK(kern_pick(avx512, "avx2") == &kern_table_avx2);
+    CHECK(kern_pick(avx2, "ref") == &kern_table_ref);
+}
+
+/* kern_get itself with an override this process cannot honour: the best
+ * table, as with none. */
+TEST(kern_dispatch_override_ignores_an_unknown_name) {
+    if (getenv("LAYA_TEST_NOFORK")) SKIP("needs a fresh process");
+    setenv("LAYA_KERN", "no-such-table", 1);
+    CHECK(kern_get() == kern_pick(kern_cpu_features(), NULL));
+    CHECK(kern_get() != &kern_table_ref || !(kern_cpu_features() & KERN_CPU_AVX2));
+}
+
 /* The GRU gates of every table against the reference, over awkward H (the
  * 8-lane loop and its scalar tail) and pre-activations from -40 to 40
  * (saturated sigmoid and tanh included). The vector exp, sigmoid and tanh

@@ -3,8 +3,9 @@
  * A weight matrix is a qmat: R rows of C columns stored in one of the types
  * below, row-major. Every kernel has a scalar _ref twin (kern_ref.c) that is
  * its specification; per-ISA files (kern_avx2.c, kern_avx512.c) hold only
- * the vector loops. kern_init() picks one table at start from CPUID/XGETBV;
- * LAYA_KERN=ref|avx2|avx512 overrides it so tests can run every path.
+ * the vector loops. kern_get() picks one table on its first call, from
+ * CPUID/XGETBV (kern_dispatch.c); LAYA_KERN=ref|avx2|avx512 overrides it
+ * so tests can run every path (an unknown or unusable name is ignored).
  *
  * Shape letters: R rows, C columns, N vectors in a small batch. */
 #ifndef LAYA_KERN_H

@@ -45,25 +45,28 @@ unsigned kern_cpu_features(void) {
     return cpu_features;
 }
 
-const kern_table *kern_by_name(const char *name) {
+/* The table called name if features allow it, else NULL. */
+static const kern_table *table_named(unsigned f, const char *name) {
     if (!name) return NULL;
-    unsigned f = kern_cpu_features();
     if (strcmp(name, "ref") == 0) return &kern_table_ref;
     if (strcmp(name, "avx2") == 0) return (f & KERN_CPU_AVX2) ? &kern_table_avx2 : NULL;
     if (strcmp(name, "avx512") == 0) return (f & KERN_CPU_AVX512) ? &kern_table_avx512 : NULL;
     return NULL;
 }
 
+const kern_table *kern_by_name(const char *name) { return table_named(kern_cpu_features(), name); }
+
+const kern_table *kern_pick(unsigned features, const char *name) {
+    const kern_table *t = table_named(features, name);
+    if (!t) t = table_named(features, "avx512");
+    if (!t) t = table_named(features, "avx2");
+    return t ? t : &kern_table_ref;
+}
+
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static const kern_table *chosen;
 
-static void table_init(void) {
-    const kern_table *t = kern_by_name(getenv("LAYA_KERN"));
-    if (!t) t = kern_by_name("avx512");
-    if (!t) t = kern_by_name("avx2");
-    if (!t) t = &kern_table_ref;
-    chosen = t;
-}
+static void table_init(void) { chosen = kern_pick(kern_cpu_features(), getenv("LAYA_KERN")); }
 
 const kern_table *kern_get(void) {
     pthread_once(&table_once, table_init);

@@ -116,5 +116,10 @@ extern const kern_table kern_table_avx512;  /* needs AVX-512 F, BW, VL, DQ */
  * XCR0 from XGETBV both agree). */
 enum { KERN_CPU_AVX2 = 1u, KERN_CPU_AVX512 = 2u, KERN_CPU_AVX512_VNNI = 4u };
 unsigned kern_cpu_features(void);
+/* kern_get's choice for a CPU with features: the table called name (the
+ * LAYA_KERN override) when it is known and those features allow it, else
+ * the best they allow. An unknown or unusable name (or NULL) is ignored,
+ * never an error: the library does not fail or print over it. */
+const kern_table *kern_pick(unsigned features, const char *name);
 
 #endif
