@@ -378,22 +378,25 @@ const uint8_t *tok_bytes(const tok *t, int32_t id, size_t *len) {
     return t->pool + t->off[id];
 }
 
-/* BPE over m symbols: rank[i] is the id of merging sym[i], sym[i+1]
- * (NO_MERGE when none). Each step merges the lowest id, leftmost on a tie;
- * only the two neighbouring ranks change. The minimum is taken over
- * rank << 6 | position, which is branch-free and gives the leftmost of
- * equal ranks. Returns the new m. */
-enum { NO_MERGE = 0x1FFFF };
+/* BPE over m <= TOK_CHUNK_MAX symbols (one chunk): rank[i] is the id of
+ * merging sym[i], sym[i+1] (NO_MERGE when none). Each step merges the
+ * lowest id, leftmost on a tie; only the two neighbouring ranks change. The
+ * minimum is taken over rank << POS_BITS | position, which is branch-free
+ * and gives the leftmost of equal ranks. Returns the new m. */
+enum { NO_MERGE = 0x1FFFF, POS_BITS = 6 };
+_Static_assert((int)TOK_CHUNK_MAX <= 1 << POS_BITS, "a chunk's positions must fit in the key's low POS_BITS");
+_Static_assert((int)TOK_MAX_VOCAB <= (int)NO_MERGE, "every merge id must rank below NO_MERGE");
+_Static_assert((uint64_t)NO_MERGE << POS_BITS <= UINT32_MAX, "the key must fit in 32 bits");
 static size_t bpe_run(const tok *t, int32_t *sym, uint32_t *rank, size_t m) {
     while (m > 1) {
         uint32_t key = UINT32_MAX;
         for (size_t i = 0; i + 1 < m; i++) {
-            uint32_t k = rank[i] << 6 | (uint32_t)i;
+            uint32_t k = rank[i] << POS_BITS | (uint32_t)i;
             key = k < key ? k : key;
         }
-        if (key >> 6 == NO_MERGE) break;
-        size_t best = key & 63;
-        sym[best] = (int32_t)(key >> 6);
+        if (key >> POS_BITS == NO_MERGE) break;
+        size_t best = key & ((1u << POS_BITS) - 1);
+        sym[best] = (int32_t)(key >> POS_BITS);
         for (size_t i = best + 1; i + 1 < m; i++) {
             sym[i] = sym[i + 1];
             rank[i] = rank[i + 1];
