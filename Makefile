@@ -4,8 +4,11 @@
 #   make bench      benchmarks (print tables; never part of the tests)
 #   make corpus     fetch and build the training corpora (network, slow)
 #   make SANITIZE=address,undefined test   the same under sanitizers (build-san/)
-# References are built without -ffast-math; ISA flags are per file (*_avx2.c,
-# *_avx512.c) so the rest of the library runs on any x86-64.
+# Nothing is built with -ffast-math (the references least of all). ISA flags
+# are per file for the keystroke path (*_avx2.c, *_avx512.c: it runs on any
+# x86-64 and picks its kernels at run time), but src/train is compiled whole
+# with -march=x86-64-v3 (AVX2, FMA, BMI2: CPUs from 2015 on), so `laya train`
+# needs such a CPU; nothing outside src/train calls into it.
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -73,9 +76,11 @@ bench: $(BUILD)/laya_bench $(BUILD)/laya
 corpus:
 	python3 scripts/corpus/build.py
 
-# The program, the shipped model, the manual and the bash completion
-# (bash-completion also reads /usr/local/share/bash-completion/completions).
-install: $(BUILD)/laya
+# The program, the shipped model, the manual, the bash completion
+# (bash-completion also reads /usr/local/share/bash-completion/completions)
+# and the daemon's systemd user unit (install-daemon); the input-method
+# engines are install-ibus and install-fcitx5.
+install: $(BUILD)/laya install-daemon
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/laya $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(BUILD)/laya $(DESTDIR)$(PREFIX)/bin/laya
@@ -122,7 +127,7 @@ bench-peers: presage-deps libime-deps $(BUILD)/laya
 	$(MAKE) $(PRESAGE_ADAPTER) $(LIBIME_ADAPTER)
 	LAYA=$(BUILD)/laya OUT=$(BUILD)/peers sh peers/bench.sh
 
-# ---- daemon and IBus engine (issue 7) --------------------------------------
+# ---- daemon and IBus engine ------------------------------------------------
 # src/server (in LIB_SRC): the JSON-lines protocol (proto_) shared by `laya
 # serve --stdio` and the Unix-socket daemon `laya serve --socket` (srv_).
 # The IBus engine is built only on request (`make ibus`, needs
@@ -151,7 +156,6 @@ IBUS_COMPONENT_DIR ?= $(or $(shell pkg-config --variable=pkgdatadir ibus-1.0 2>/
 .PHONY: ibus install-daemon install-ibus uninstall-ibus test-e2e bench-daemon
 ibus: $(BUILD)/ibus-engine-laya
 
-install: install-daemon
 install-daemon:
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/laya.service.in >$(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
@@ -232,7 +236,7 @@ install-fcitx5: fcitx5
 test-e2e-fcitx5: $(BUILD)/laya fcitx5
 	BUILD=$(BUILD) sh tests/e2e/fcitx5.sh
 
-# ---- CUDA trainer (issue 4): optional, needs nvcc; `make` and `make test` never use it ----
+# ---- CUDA trainer: optional, needs nvcc; `make` and `make test` never use it ----
 #   make cuda        build-cuda/laya (train --device cuda), laya_cuda_tests, laya_cuda_bench
 #   make test-cuda   GPU checks against the CPU trainer (skip cleanly without a GPU)
 #   make bench-cuda  tokens/s of the base training shape

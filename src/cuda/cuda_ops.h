@@ -1,4 +1,4 @@
-/* cuda_ops.h - the CUDA trainer's building blocks (issue 4, C6): the GPU
+/* cuda_ops.h - the CUDA trainer's building blocks (C6): the GPU
  * twin of src/train/train_ops.h, one function per CPU op, over DEVICE
  * pointers, enqueued on the context's stream (nothing here synchronizes, so
  * a whole training step can be captured into one CUDA graph).

@@ -1,4 +1,4 @@
-/* cuda_train.h - the CUDA trainer (issue 4, C6): the whole network of
+/* cuda_train.h - the CUDA trainer (C6): the whole network of
  * src/train/train_model.c on one NVIDIA GPU, with the same truncated-BPTT
  * semantics (train.h), the same dropout masks, the same AdamW, clipping and
  * schedule, and the flat f32 parameter layout of src/model/model_params.c,

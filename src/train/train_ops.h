@@ -2,7 +2,7 @@
  * forward/backward pair of every op of the network (C6).
  *
  * Each op is two plain functions over row-major arrays, so the CUDA trainer
- * (issue 4) can mirror them one by one and be checked against them. Rows are
+ * (src/cuda) can mirror them one by one and be checked against them. Rows are
  * batch-major: row n = b*T + t. Backward functions ACCUMULATE (+=) into
  * parameter gradients and WRITE (=) the gradient of their input, unless the
  * comment says otherwise. None allocates, except the packed copies of
