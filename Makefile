@@ -179,7 +179,7 @@ test-e2e: $(BUILD)/laya $(BUILD)/ibus-engine-laya
 	BUILD=$(BUILD) sh tests/e2e/ibus.sh
 	$(MAKE) test-e2e-fcitx5
 
-# ---- fcitx5 addon (issue 16) ------------------------------------------------
+# ---- fcitx5 addon ---------------------------------------------------------
 # `make fcitx5` builds the addon, $(BUILD)/fcitx5/liblaya-fcitx5.so, and its
 # addon file (needs libfcitx5core-dev and fcitx5-modules-dev). `make
 # install-fcitx5` puts the library in fcitx5's addon directory (pkg-config's

@@ -48,7 +48,7 @@
 
 #include <string.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 
 enum { N_CANDIDATES = 3, MAX_RECORD = 4096 };
 

@@ -7,7 +7,7 @@ keycode before each such character and unbinds it after the last. The
 client translates a key event with the keymap as it is when it reads the
 event, so a client busy for longer than xdotool's delay reads a later
 binding (a wrong character) or none (the last character is lost). That was
-the "lost last character" of issue 16; tests/e2e/drive.py reproduces it by
+the "lost last character" seen in the desktop end-to-end tests; tests/e2e/drive.py reproduces it by
 stalling the window while typing. With every character bound beforehand,
 xdotool changes nothing and the keymap stays valid however late the client
 reads.
