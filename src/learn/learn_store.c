@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/utf8.h"
+#include "util/utf8.h"
 #include "util/err.h"
 
 /* The WAL-index header (https://www.sqlite.org/walformat.html, "The
