@@ -11,16 +11,6 @@
 
 enum { MAX_TEXT = 1 << 30 };
 
-/* Characters of Chinese or Japanese text for --lang auto: ideographs
- * (utf8_cjk_at's ranges), CJK punctuation (U+3000..U+303F) and fullwidth
- * forms (U+FF00..U+FFEF), which such text is full of. */
-static int lang_cjk(const uint8_t *s, size_t l) {
-    if (utf8_cjk_at(s, l, 0)) return 1;
-    if (l != 3) return 0;
-    uint32_t c = ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
-    return (c >= 0x3000 && c <= 0x303F) || (c >= 0xFF00 && c <= 0xFFEF);
-}
-
 laya_status eval_text_from(const char *name, const char *raw, size_t n, size_t max_chars,
                            eval_text *t) {
     memset(t, 0, sizeof *t);
@@ -35,7 +25,8 @@ laya_status eval_text_from(const char *name, const char *raw, size_t n, size_t m
         if (u[i] && utf8_valid(u + i, l)) {
             memcpy(t->bytes + out, u + i, l);
             out += l;
-            t->cjk += (size_t)lang_cjk(u + i, l);
+            int32_t cp = utf8_cp_at(u, n, i);
+            t->cjk += cp >= 0 && utf8_cjk_text_cp((uint32_t)cp);
             t->nonspace += !(l == 1 && strchr(" \n\t\r", u[i]));
         } else {
             memcpy(t->bytes + out, "\xEF\xBF\xBD", 3);

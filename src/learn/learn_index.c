@@ -12,6 +12,8 @@
  * history, a quarter of the cap at a time, so amortised O(1) per byte). */
 #include "learn/learn_index.h"
 
+#include "util/utf8.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,10 +393,10 @@ static int continuation(const learn_index *ix, size_t c0, int32_t ui, size_t wor
     /* the first word: to the end of unit ui; a run of CJK units (no blank
      * between) counts up to 4 characters */
     size_t we = word_stop;
-    if (!ix->u[ui].word && ix->h[ix->u[ui].off] >= 0xE2) {
+    if (!ix->u[ui].word && utf8_lead_ends_word(ix->h[ix->u[ui].off])) {
         int32_t j = ui;
         while (j + 1 < ix->nu && j - ui < 3 && ix->u[j + 1].off == ix->u[j].off + ix->u[j].len &&
-               !ix->u[j + 1].word && ix->h[ix->u[j + 1].off] >= 0xE2)
+               !ix->u[j + 1].word && utf8_lead_ends_word(ix->h[ix->u[j + 1].off]))
             j++;
         we = ix->u[j].off + ix->u[j].len;
     }
