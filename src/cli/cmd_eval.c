@@ -63,16 +63,12 @@ static void progress(void *ctx, const eval_text *t, size_t done, const eval_stat
             t->chars, done ? 1.0 - (double)s->keys / (double)done : 0.0);
 }
 
-static void fmt(char *out, size_t cap, double x, const char *f) {
-    if (isnan(x)) snprintf(out, cap, "n/a");
-    else snprintf(out, cap, f, x);
-}
+static void fmt(char *out, size_t cap, double x, const char *f) { snprintf(out, cap, isnan(x) ? "n/a" : f, x); }
 
 static double ratio(size_t a, size_t b) { return b ? (double)a / (double)b : NAN; }
 
 /* The rows: every text, then the total when there are several. */
-static void row(const eval_report *rep, int ti, const eval_text *texts, const char **name,
-                size_t *chars) {
+static void row(const eval_report *rep, int ti, const eval_text *texts, const char **name, size_t *chars) {
     *name = ti < rep->n_texts ? texts[ti].name : "(all)";
     *chars = 0;
     for (int i = 0; i < rep->n_texts; i++)
@@ -216,10 +212,8 @@ int cmd_eval(int argc, char **argv) {
         cjk += texts[i].cjk, nonspace += texts[i].nonspace;
     }
     eval_text hist = {0};
-    if (history) {
-        if (eval_text_load(history, (size_t)-1, &hist, err, sizeof err) != LAYA_OK) cli_die("--history: %s", err);
-        cfg.history = &hist;
-    }
+    if (history && eval_text_load(history, (size_t)-1, &hist, err, sizeof err) != LAYA_OK) cli_die("--history: %s", err);
+    cfg.history = history ? &hist : NULL;
     int zh = !strcmp(lang, "zh") || (!strcmp(lang, "auto") && cjk * 10 > nonspace * 3);
     cfg.next_words = !zh && cfg.typist == EVAL_PERFECT;
     cfg.score = cfg.typist == EVAL_PERFECT;

@@ -116,37 +116,12 @@ static laya_status query_int(learn_store *s, const char *sql, int64_t *v, const 
 
 /* ---- words ------------------------------------------------------------------ */
 
-enum { CH_OTHER, CH_WORD, CH_CJK };
-
-static int cp_class(int32_t c) {
-    if (c < 0) return CH_OTHER;
-    if (c < 0x80) {
-        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ? CH_WORD
-                                                                                                      : CH_OTHER;
-    }
-    if ((c >= 0x2E80 && c <= 0x2FDF) || (c >= 0x3040 && c <= 0x31FF) || (c >= 0x3400 && c <= 0x4DBF) ||
-        (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA960 && c <= 0xA97F) || (c >= 0xAC00 && c <= 0xD7FF) ||
-        (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x3FFFF))
-        return CH_CJK;
-    /* Latin-1 punctuation and symbols, x and /, general punctuation through
-     * miscellaneous symbols and arrows, CJK and fullwidth punctuation,
-     * emoji and pictographs. */
-    if (c <= 0xBF || c == 0xD7 || c == 0xF7 || (c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
-        (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) ||
-        (c >= 0xFF3B && c <= 0xFF40) || (c >= 0xFF5B && c <= 0xFF65) || (c >= 0x1F000 && c <= 0x1FAFF))
-        return CH_OTHER;
-    return CH_WORD;
-}
+enum { CH_OTHER = UTF8_WORD_OTHER, CH_WORD = UTF8_WORD_CHAR, CH_CJK = UTF8_WORD_CJK };
 
 /* The class of the character at s[i..n) (i < n); a byte that does not
  * start valid UTF-8 is CH_OTHER. */
 static int class_at(const uint8_t *s, size_t n, size_t i) {
-    size_t len = utf8_next(s, n, i) - i;
-    if (s[i] < 0x80) return cp_class(s[i]);
-    if (len == 1 || !utf8_valid(s + i, len)) return CH_OTHER;
-    int32_t c = s[i] & (0x7F >> len);
-    for (size_t j = 1; j < len; j++) c = (c << 6) | (s[i + j] & 0x3F);
-    return cp_class(c);
+    return utf8_word_class(utf8_cp_at(s, n, i));
 }
 
 static int fold(uint8_t b) { return b >= 'A' && b <= 'Z' ? b + 32 : b; }

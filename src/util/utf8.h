@@ -113,4 +113,33 @@ static inline int utf8_lead_ends_word(uint8_t b) {
     return b >= 0xE0 + (UTF8_WORD_BREAK_FIRST >> 12);
 }
 
+/* Whole words for forgetting (learn_store.c: `laya memory forget --word`).
+ * UTF8_WORD_CHAR: a letter or digit of a script written with spaces, so a
+ * word of them matches only between non-letters; UTF8_WORD_CJK: a
+ * character of a script written without spaces (Han, kana, Hangul, Yi), so
+ * a word of them matches anywhere; UTF8_WORD_OTHER: punctuation, symbols,
+ * emoji, blanks, or not a character (c < 0). Finer than utf8_lead_ends_word,
+ * which only needs where a suggestion may stop. */
+enum { UTF8_WORD_OTHER, UTF8_WORD_CHAR, UTF8_WORD_CJK };
+
+static inline int utf8_word_class(int32_t c) {
+    if (c < 0) return UTF8_WORD_OTHER;
+    if (c < 0x80)
+        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'
+                   ? UTF8_WORD_CHAR
+                   : UTF8_WORD_OTHER;
+    if ((c >= 0x2E80 && c <= 0x2FDF) || (c >= 0x3040 && c <= 0x31FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+        (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA960 && c <= 0xA97F) || (c >= 0xAC00 && c <= 0xD7FF) ||
+        (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x3FFFF))
+        return UTF8_WORD_CJK;
+    /* Latin-1 punctuation and symbols, x and /, general punctuation through
+     * miscellaneous symbols and arrows, CJK and fullwidth punctuation,
+     * emoji and pictographs. */
+    if (c <= 0xBF || c == 0xD7 || c == 0xF7 || (c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
+        (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) ||
+        (c >= 0xFF3B && c <= 0xFF40) || (c >= 0xFF5B && c <= 0xFF65) || (c >= 0x1F000 && c <= 0x1FAFF))
+        return UTF8_WORD_OTHER;
+    return UTF8_WORD_CHAR;
+}
+
 #endif
