@@ -364,13 +364,20 @@ typedef struct {
 
 typedef struct {
     slot s[4 * LEARN_MAX_MATCH + LEARN_MAX_CAND];
+    uint64_t h[4 * LEARN_MAX_MATCH + LEARN_MAX_CAND];   /* hash of each slot's text */
     int n;
 } tally;
 
+/* The slot of text[0..len), made if new. The texts' hashes are compared
+ * first, so the scan over the slots costs a word compare each (the bytes
+ * only on a hash hit): the tally was the query's p99 (up to 8 x 32
+ * matches against ~100 slots). */
 static slot *tally_get(tally *t, const uint8_t *text, int len, int word_end) {
+    uint64_t h = hash_bytes(text, (size_t)len) ^ (uint64_t)len;
     for (int i = 0; i < t->n; i++)
-        if (t->s[i].len == len && !memcmp(t->s[i].text, text, (size_t)len)) return &t->s[i];
+        if (t->h[i] == h && t->s[i].len == len && !memcmp(t->s[i].text, text, (size_t)len)) return &t->s[i];
     if (t->n == (int)(sizeof t->s / sizeof t->s[0])) return NULL;
+    t->h[t->n] = h;
     slot *s = &t->s[t->n++];
     memset(s, 0, sizeof *s);
     memcpy(s->text, text, (size_t)len);
