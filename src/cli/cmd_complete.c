@@ -33,13 +33,20 @@ static void print_quoted(const char *s, size_t n) {
     putchar('"');
 }
 
+/* All of stdin, at most ENGINE_MAX_CONTEXT bytes (inclusive: a full buffer
+ * is refused only if one more byte follows). */
 static char *read_stdin(size_t *len) {
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
     if (!b) cli_die("out of memory");
     for (;;) {
         if (n == cap) {
-            if (cap >= LAYA_MAX_CONTEXT) cli_die("stdin holds more than %d bytes", LAYA_MAX_CONTEXT);
+            if (cap >= LAYA_MAX_CONTEXT) {
+                char more;
+                if (fread(&more, 1, 1, stdin) == 0) break;
+                cli_die("stdin holds more than %d bytes (16 MiB), the longest context the engine takes: "
+                        "pass the text before the cursor only", LAYA_MAX_CONTEXT);
+            }
             cap *= 2;
             b = realloc(b, cap);
             if (!b) cli_die("out of memory");

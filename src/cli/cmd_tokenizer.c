@@ -7,6 +7,9 @@
  * Encoding streams the input in blocks, cutting each at tok_tail_start so
  * the tokens equal those of encoding the whole file at once. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 #include "cli.h"
 #include "tok/tok.h"
 #include "tok/tok_stream.h"
+#include "util/file.h"
 
 enum { BLOCK = 4 << 20 };
 
@@ -126,43 +130,61 @@ static int cmd_train_tok(int argc, char **argv) {
     return 0;
 }
 
+/* Dies like cli_die, first removing the half-written OUT.tmp: a failed
+ * encode (a full disk, an unreadable input) leaves nothing behind. */
+_Noreturn static void encode_die(FILE *fo, const char *tmp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+_Noreturn static void encode_die(FILE *fo, const char *tmp, const char *fmt, ...) {
+    if (fo) fclose(fo);
+    unlink(tmp);
+    va_list ap;
+    fputs("laya: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
 static int cmd_encode(const char *tokpath, int argc, char **argv) {
     if (argc != 2) cli_die("tokenizer encode: want IN.txt OUT.tokens");
     tok *t = load_tok(tokpath);
     const char *in = argv[0], *outp = argv[1];
-    FILE *fi = fopen(in, "rb");
-    if (!fi) cli_die("cannot open '%s': %s", in, strerror(errno));
-    fseek(fi, 0, SEEK_END);
-    long total = ftell(fi);
-    fseek(fi, 0, SEEK_SET);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
-    FILE *fo = fopen(tmp, "wb");
-    if (!fo) cli_die("cannot create '%s': %s", tmp, strerror(errno));
-    uint8_t sha[32], hdr[TOK_STREAM_HEADER];
-    if (tok_sha256(t, sha) != LAYA_OK) cli_die("out of memory");
-    tok_stream_header(hdr, tok_vocab_size(t), 0, sha);
-    fwrite(hdr, 1, sizeof hdr, fo);
+    /* Everything that can be refused is refused before OUT.tmp exists. */
+    FILE *fi;
+    size_t total;
+    char err[512] = "";
+    if (file_fopen_regular(in, "input", &fi, &total, err, sizeof err) != LAYA_OK) cli_die("%s", err);
     uint8_t *buf = malloc(2 * (size_t)BLOCK);
     int32_t *ids = malloc(sizeof *ids * 2 * (size_t)BLOCK);
     uint16_t *packed = malloc(sizeof *packed * 2 * (size_t)BLOCK);
-    if (!buf || !ids || !packed) cli_die("out of memory");
+    uint8_t sha[32], hdr[TOK_STREAM_HEADER];
+    if (!buf || !ids || !packed || tok_sha256(t, sha) != LAYA_OK) cli_die("out of memory");
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", outp) >= (int)sizeof tmp) cli_die("output path too long: '%s'", outp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *fo = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!fo) {
+        if (fd >= 0) close(fd), unlink(tmp);
+        cli_die("cannot create '%s': %s", tmp, strerror(errno));
+    }
+    tok_stream_header(hdr, tok_vocab_size(t), 0, sha);
     uint64_t n_tok = 1;
     uint16_t bos = TOK_BOS;
-    fwrite(&bos, 2, 1, fo);
+    if (fwrite(hdr, 1, sizeof hdr, fo) != sizeof hdr || fwrite(&bos, 2, 1, fo) != 1)
+        encode_die(fo, tmp, "error writing '%s': %s", tmp, strerror(errno));
     size_t have = 0, consumed = 0;
     double t0 = cli_now_s();
     int tty = isatty(STDERR_FILENO);   /* progress only on a terminal */
     for (;;) {
         size_t got = fread(buf + have, 1, BLOCK, fi);
-        if (ferror(fi)) cli_die("error reading '%s'", in);
+        if (ferror(fi)) encode_die(fo, tmp, "error reading '%s': %s", in, strerror(errno));
         have += got;
         int eof = got == 0;
         /* Encode what can no longer change; keep the tail for the next block. */
         size_t upto = eof ? have : tok_tail_start(t, buf, have);
         size_t k = tok_encode(t, buf, upto, ids, 2 * (size_t)BLOCK);
         for (size_t i = 0; i < k; i++) packed[i] = (uint16_t)ids[i];
-        if (fwrite(packed, 2, k, fo) != k) cli_die("error writing '%s': %s", tmp, strerror(errno));
+        if (fwrite(packed, 2, k, fo) != k) encode_die(fo, tmp, "error writing '%s': %s", tmp, strerror(errno));
         n_tok += k;
         consumed += upto;
         memmove(buf, buf + upto, have - upto);
@@ -174,9 +196,11 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
     }
     fclose(fi);
     tok_stream_header(hdr, tok_vocab_size(t), n_tok, sha);
-    if (fseek(fo, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, fo) != sizeof hdr || fclose(fo) != 0)
-        cli_die("error writing '%s': %s", tmp, strerror(errno));
-    if (rename(tmp, outp) != 0) cli_die("cannot rename '%s' to '%s': %s", tmp, outp, strerror(errno));
+    if (fflush(fo) != 0 || fseek(fo, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, fo) != sizeof hdr ||
+        fflush(fo) != 0 || ferror(fo))
+        encode_die(fo, tmp, "error writing '%s': %s", tmp, strerror(errno));
+    if (fclose(fo) != 0) encode_die(NULL, tmp, "error writing '%s': %s", tmp, strerror(errno));
+    if (rename(tmp, outp) != 0) encode_die(NULL, tmp, "cannot rename '%s' to '%s': %s", tmp, outp, strerror(errno));
     fprintf(stderr, "%s%s: %zu bytes -> %llu tokens (%.3f bytes/token)%s\n", tty ? "\r" : "", outp, consumed,
             (unsigned long long)n_tok, n_tok > 1 ? (double)consumed / (double)(n_tok - 1) : 0.0, tty ? "\033[K" : "");
     free(buf);
@@ -231,21 +255,19 @@ static int cmd_info(const char *tokpath, int argc, char **argv) {
     for (int i = 0; i < 32; i++) printf("%02x", sha[i]);
     printf("\n");
     if (argc == 1) {
-        FILE *f = fopen(argv[0], "rb");
-        if (!f) cli_die("cannot open '%s': %s", argv[0], strerror(errno));
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        if (n < 0) cli_die("cannot size '%s'", argv[0]);
-        uint8_t *b = malloc((size_t)n + 1);
-        int32_t *ids = malloc(sizeof *ids * ((size_t)n + 1));
-        if (!b || !ids) cli_die("out of memory for '%s' (%ld bytes)", argv[0], n);
-        if (fread(b, 1, (size_t)n, f) != (size_t)n) cli_die("error reading '%s'", argv[0]);
+        FILE *f;
+        size_t n;
+        char err[512] = "";
+        if (file_fopen_regular(argv[0], "text", &f, &n, err, sizeof err) != LAYA_OK) cli_die("%s", err);
+        uint8_t *b = malloc(n + 1);
+        int32_t *ids = n < SIZE_MAX / sizeof *ids - 1 ? malloc(sizeof *ids * (n + 1)) : NULL;
+        if (!b || !ids) cli_die("out of memory for '%s' (%zu bytes)", argv[0], n);
+        if (fread(b, 1, n, f) != n) cli_die("error reading '%s'", argv[0]);
         fclose(f);
         double t0 = cli_now_s();
         size_t k = tok_encode(t, b, (size_t)n, ids, (size_t)n + 1);
         double el = cli_now_s() - t0;
-        printf("text         %s: %ld bytes, %zu tokens, %.3f bytes/token (encoded at %.1f MB/s)\n", argv[0], n,
+        printf("text         %s: %zu bytes, %zu tokens, %.3f bytes/token (encoded at %.1f MB/s)\n", argv[0], n,
                k, k ? (double)n / (double)k : 0.0, (double)n / 1e6 / (el + 1e-9));
         free(b);
         free(ids);

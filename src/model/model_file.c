@@ -44,6 +44,7 @@
 #include "kern/quant.h"
 #include "model/st.h"
 #include "util/err.h"
+#include "util/file.h"
 
 #define MODEL_FORMAT "laya"
 #define MODEL_ARCH "gru-lattn"
@@ -369,23 +370,18 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
 laya_status model_load(const char *path, model **out, char *err, size_t errlen) {
     *out = NULL;
     if (!path) return err_set(err, errlen, LAYA_ERR_ARG, "no model path given");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(err, errlen, LAYA_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    int fd;
+    size_t len;
+    laya_status st = file_open_regular(path, "model", &fd, &len, err, errlen);
+    if (st != LAYA_OK) return st;
+    if (len < 8) {
         close(fd);
-        return err_set(err, errlen, LAYA_ERR_IO, "%s is not a regular file", path);
-    }
-    if (sb.st_size < 8) {
-        close(fd);
-        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: file is %lld bytes, too short for a model",
-                       path, (long long)sb.st_size);
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: file is %zu bytes, too short for a model", path, len);
     }
     if (sodium_init() < 0) {
         close(fd);
         return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
     }
-    size_t len = (size_t)sb.st_size;
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map %s: %s", path, strerror(errno));
@@ -398,7 +394,7 @@ laya_status model_load(const char *path, model **out, char *err, size_t errlen) 
     m->map_len = len;
     st_file f;
     char e[400] = "";
-    laya_status st = st_parse(map, len, &f, e, sizeof e);
+    st = st_parse(map, len, &f, e, sizeof e);
     if (st == LAYA_OK) {
         st = load_checked(&f, m, e, sizeof e);
         st_free(&f);

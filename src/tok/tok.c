@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/file.h"
 #include "util/utf8.h"
 
 static const char TOK_MAGIC[8] = {'L', 'A', 'Y', 'A', 'T', 'O', 'K', '1'};
@@ -305,8 +306,9 @@ laya_status tok_load(const uint8_t *blob, size_t n, tok **out, char *err, size_t
 laya_status tok_load_file(const char *path, tok **out, char *err, size_t errlen) {
     if (!out || !path) return err_set(err, errlen, LAYA_ERR_ARG, "tok_load_file: NULL argument");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, errlen, LAYA_ERR_IO, "cannot open tokenizer '%s': %s", path, strerror(errno));
+    FILE *f;
+    laya_status ost = file_fopen_regular(path, "tokenizer", &f, NULL, err, errlen);
+    if (ost != LAYA_OK) return ost;
     /* A real tokenizer is at most 24 + 8 * 65276 bytes; read one more to notice trailing data. */
     size_t cap = TOK_HEADER_BYTES + 8 * (size_t)(TOK_MAX_VOCAB - TOK_FIRST_MERGE) + 1;
     uint8_t *buf = malloc(cap);

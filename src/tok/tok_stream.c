@@ -13,6 +13,7 @@
 
 #include "tok/tok.h"
 #include "util/err.h"
+#include "util/file.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "tok_stream hands out the file's little-endian u16 ids directly");
@@ -47,14 +48,10 @@ void tok_stream_close(tok_stream *s) {
 laya_status tok_stream_open(const char *path, tok_stream *s, char *err, size_t errlen) {
     if (!s || !path) return err_set(err, errlen, LAYA_ERR_ARG, "tok_stream_open: NULL argument");
     memset(s, 0, sizeof *s);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return err_set(err, errlen, LAYA_ERR_IO, "cannot open token stream '%s': %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return err_set(err, errlen, LAYA_ERR_IO, "token stream '%s' is not a regular file", path);
-    }
-    size_t n = (size_t)sb.st_size;
+    int fd;
+    size_t n;
+    laya_status ost = file_open_regular(path, "token stream", &fd, &n, err, errlen);
+    if (ost != LAYA_OK) return ost;
     if (n < TOK_STREAM_HEADER) {
         close(fd);
         return err_set(err, errlen, LAYA_ERR_FORMAT,

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/file.h"
 
 enum { TOK_TRAIN_MIN_COUNT = 2 };
 
@@ -296,15 +297,9 @@ laya_status tok_train(const char *const *paths, int n_paths, int32_t vocab_size,
         char what[256];
         snprintf(what, sizeof what, "counting chunks in %s", paths[f]);
         if (progress) progress(ctx, total ? 0.2 * (double)done / (double)total : 0, what);
-        int fd = open(paths[f], O_RDONLY);
-        struct stat sb;
-        if (fd < 0 || fstat(fd, &sb) != 0) {
-            st = err_set(err, errlen, LAYA_ERR_IO, "cannot open training file '%s': %s", paths[f],
-                         strerror(errno));
-            if (fd >= 0) close(fd);
-            goto count_done;
-        }
-        size_t n = (size_t)sb.st_size;
+        int fd;
+        size_t n;
+        if ((st = file_open_regular(paths[f], "training file", &fd, &n, err, errlen)) != LAYA_OK) goto count_done;
         if (n == 0) { close(fd); continue; }
         const uint8_t *s = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
         close(fd);

@@ -59,6 +59,18 @@ assert isinstance(o["us"], int)
 PY
 printf 'Best re' | "$LAYA" complete --model "$M" - >"$T/stdin.out"
 check "complete - reads stdin" cmp -s "$T/stdin.out" "$T/c.out"
+# stdin is limited to 16 MiB inclusive: exactly 16 MiB is read, one byte more is refused.
+python3 -c "import sys; sys.stdout.write('a ' * (8 << 20))" >"$T/16m.txt"
+"$LAYA" complete --model "$M" - <"$T/16m.txt" >/dev/null 2>"$T/16m.err"
+check "complete - takes exactly 16 MiB of stdin" sh -c "[ $? -eq 0 ] && ! grep -q 'more than' '$T/16m.err'"
+printf 'b' >>"$T/16m.txt"
+"$LAYA" complete --model "$M" - <"$T/16m.txt" >/dev/null 2>"$T/16m.err"
+check "complete - refuses 16 MiB + 1 byte, saying so" sh -c "[ $? -ne 0 ] && grep -q 'more than 16777216 bytes' '$T/16m.err'"
+rm -f "$T/16m.txt"
+# A FIFO as the model: refused at once (timeout catches a hang in open()).
+mkfifo "$T/fifo"
+timeout 10 "$LAYA" complete --model "$T/fifo" "Best re" >/dev/null 2>"$T/fifo.err"
+check "complete --model FIFO: refused at once, naming the FIFO" sh -c "[ $? -eq 1 ] && grep -q 'FIFO' '$T/fifo.err'"
 expect_fail() {  # name, expected stderr fragment, command...
     name=$1; frag=$2; shift 2
     "$@" >"$T/f.out" 2>"$T/f.err"

@@ -43,5 +43,22 @@ fails_with "truncated token stream" "promises" "$LAYA" tokenizer decode --tok "$
 "$LAYA" tokenizer train --vocab 400 -o "$tmp/u.tok" "$FIX/mixed.txt" 2>/dev/null
 fails_with "stream from another tokenizer" "different tokenizer" "$LAYA" tokenizer decode --tok "$tmp/u.tok" "$tmp/m.tokens"
 fails_with "unknown subcommand" "unknown subcommand" "$LAYA" tokenizer frobnicate
+# Hostile paths: a FIFO must not hang open() (timeout 10 s catches a hang),
+# a directory is named as one, and a failed encode leaves no OUT.tmp.
+mkfifo "$tmp/fifo"
+fails_with "--tok FIFO: refused at once, not a hang" "FIFO" timeout 10 "$LAYA" tokenizer info --tok "$tmp/fifo"
+fails_with "encode from a FIFO: refused at once" "FIFO" timeout 10 "$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/fifo" "$tmp/f.tokens"
+fails_with "decode of a FIFO: refused at once" "FIFO" timeout 10 "$LAYA" tokenizer decode --tok "$tmp/t.tok" "$tmp/fifo"
+fails_with "train on a FIFO: refused at once" "regular file" timeout 10 "$LAYA" tokenizer train -o "$tmp/f.tok" "$tmp/fifo"
+mkdir "$tmp/dir"
+fails_with "info TEXT on a directory says so (not 'out of memory')" "is a directory" "$LAYA" tokenizer info --tok "$tmp/t.tok" "$tmp/dir"
+"$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/dir" "$tmp/d.tokens" 2>"$tmp/err"
+check "encode from a directory: refused, no d.tokens.tmp left" \
+    sh -c "[ $? -ne 0 ] && grep -q 'is a directory' '$tmp/err' && [ ! -e '$tmp/d.tokens.tmp' ] && [ ! -e '$tmp/d.tokens' ]"
+# A full disk, as a file-size limit (SIGXFSZ ignored, so write() fails with EFBIG).
+head -c 300000 /dev/urandom >"$tmp/big.bin"
+sh -c "trap '' XFSZ; ulimit -f 64; exec '$LAYA' tokenizer encode --tok '$tmp/t.tok' '$tmp/big.bin' '$tmp/full.tokens'" 2>"$tmp/err"
+check "encode on a full disk: an error, no full.tokens.tmp left" \
+    sh -c "[ $? -ne 0 ] && grep -q 'error writing' '$tmp/err' && [ ! -e '$tmp/full.tokens.tmp' ] && [ ! -e '$tmp/full.tokens' ]"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
