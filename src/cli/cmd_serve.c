@@ -75,6 +75,18 @@ static int serve_stdio(proto *p) {
     return 0;
 }
 
+typedef struct {
+    const char *path;
+    laya_model *m;
+    laya_status st;
+    char err[512];
+} load_job;
+
+static void load_model(void *v) {
+    load_job *j = v;
+    j->st = laya_model_load(j->path, &j->m, j->err, sizeof j->err);
+}
+
 int cmd_serve(int argc, char **argv) {
     const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL;
     int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0;
@@ -138,10 +150,19 @@ int cmd_serve(int argc, char **argv) {
         if (srv_open(sock_path, sock_path == def, &scfg, &s, err, sizeof err) != LAYA_OK)
             cli_die("serve: %s", err);
     }
-    const char *mpath = cli_model_path(model_path);
-    laya_model *m = NULL;
+    load_job job = {.path = cli_model_path(model_path)};
+    if (s && !srv_run_task(s, load_model, &job)) {
+        /* SIGTERM or SIGINT while loading: the load is abandoned. exit,
+         * not return: the loading thread may still write into job. */
+        srv_close(s);
+        exit(0);
+    }
+    if (!s) load_model(&job);
+    const char *mpath = job.path;
+    laya_model *m = job.m;
     proto *p = NULL;
-    laya_status st = laya_model_load(mpath, &m, err, sizeof err);
+    laya_status st = job.st;
+    snprintf(err, sizeof err, "%s", job.err);
     if (st != LAYA_OK) {
         srv_close(s);   /* the socket goes before the message, so no stale one is left */
         cli_die("cannot load model '%s': %s%s%s\n  hint: pass --model PATH or set LAYA_MODEL", mpath,

@@ -8,12 +8,17 @@
  *  - A request is a line. A line longer than cfg.max_line gets an error
  *    reply and is dropped; a client that stops reading its replies is not
  *    read from until it does (replies waiting per client are bounded); a
- *    client that vanishes, even mid-line, is closed and forgotten. No
- *    client can stop the others or the daemon.
+ *    client that vanishes, even mid-line, is closed and forgotten, and what
+ *    it sent is not computed. Connections beyond max_clients, or beyond the
+ *    descriptors the process may open, get an error line and are closed.
+ *    Bytes a client sent or was sent are wiped from memory when freed.
  *  - The socket is 0600; the default one lives in $XDG_RUNTIME_DIR/laya/
  *    (made 0700). A lock file beside it (PATH.lock, flock) makes a second
  *    daemon on the same path refuse to start; a socket left by a daemon
- *    that died (no lock held) is reclaimed.
+ *    that died (no lock held) is reclaimed. PATH.lock is never followed as
+ *    a symlink nor written unless it is a regular file of ours.
+ *  - srv_open raises the soft limit on open files (RLIMIT_NOFILE) towards
+ *    max_clients plus a reserve, within the hard limit.
  *  - srv_run returns on SIGTERM or SIGINT (read through a signalfd, so no
  *    handler runs in the middle of a request); srv_close removes the
  *    socket. Nothing here prints or exits: errors come back as a status and
@@ -44,6 +49,14 @@ typedef struct srv srv;
  * socket's directory is created 0700 if missing (the default path). *out
  * owned by the caller: srv_close. */
 laya_status srv_open(const char *path, int make_dir, const srv_cfg *cfg, srv **out, char *err, size_t errlen);
+
+/* Runs fn(arg) on a second thread while this one watches for SIGTERM and
+ * SIGINT, so that work between srv_open and srv_run (loading the model,
+ * which may be slow: a network file system) can be interrupted. Returns 1
+ * when fn has returned, 0 when a signal came first: fn is then left running
+ * and the caller is expected to srv_close and exit without returning from
+ * the frame arg lives in. Without a thread to spare, fn runs here (1). */
+int srv_run_task(srv *s, void (*fn)(void *), void *arg);
 
 /* Serves p until SIGTERM or SIGINT. */
 laya_status srv_run(srv *s, proto *p, char *err, size_t errlen);

@@ -261,5 +261,103 @@ a.close()
 PY
 kill -TERM "$dpid"; wait "$dpid"
 
+# --- faults found by the red-team pass (issue 17) ----------------------------
+cat >"$T/cpu.py" <<'PY'
+import os
+def cpu(pid):   # utime + stime of pid, seconds
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+PY
+# Out of file descriptors: the excess clients get an error line and the
+# daemon does not spin on its readable listener.
+S3=$T/d/fd.sock
+sh -c "ulimit -n 64; exec '$LAYA' serve --socket '$S3' --model '$M'" 2>>"$T/daemon.err" &
+dpid=$!; pids="$pids $dpid"
+python3 -c "import cl, sys; sys.exit(0 if cl.wait_up(sys.argv[1]) else 1)" "$S3"
+check "ulimit -n 64, 100 clients: the excess get 'too many clients', the daemon stays idle (< 0.3 s CPU in 2 s)" \
+    python3 - "$S3" "$dpid" <<'PY'
+import cl, cpu, select, sys, time
+path, pid = sys.argv[1], int(sys.argv[2])
+socks = [cl.connect(path, 5) for _ in range(100)]
+time.sleep(0.5)
+c0 = cpu.cpu(pid); time.sleep(2.0); used = cpu.cpu(pid) - c0
+assert used < 0.3, "daemon used %.2f s of CPU in 2 s" % used
+served = refused = 0
+for s in socks:
+    L = cl.Lines(s)
+    try:
+        if select.select([s], [], [], 0)[0]:
+            r = L.get()     # refused at accept: an error line waits
+        else:
+            s.sendall(b'{"op":"reset"}\n'); r = L.get()
+    except (EOFError, OSError) as e:
+        r = {"error": "closed without a reply: %r" % e}
+    if r == {"ok": True}: served += 1
+    else:
+        assert "too many clients" in r.get("error", ""), r; refused += 1
+assert served >= 40 and refused >= 30 and served + refused == 100, (served, refused)
+for s in socks: s.close()
+time.sleep(0.3)
+s = cl.connect(path); L = cl.Lines(s)
+assert cl.ask(s, L, [{"op": "suggest", "context": "Best re"}])[0]["suggestions"], "not serving after the clients left"
+PY
+kill -TERM "$dpid"; wait "$dpid"
+
+# A client that sends and vanishes: nothing it sent is computed. The daemon
+# is stopped while the client sends ~150 KB of score requests and closes, so
+# they all wait in the socket when it resumes. The shipped model, so that
+# even one read's worth of requests (16 KB) costs seconds.
+DM=$(cd "$(dirname "$0")/../.." && pwd)/models/default.safetensors
+"$LAYA" serve --socket "$S" --model "$DM" 2>>"$T/daemon.err" &
+dpid=$!; pids="$pids $dpid"
+python3 -c "import cl, sys; sys.exit(0 if cl.wait_up(sys.argv[1]) else 1)" "$S"
+check "requests of a client that has gone are not computed (< 0.1 s CPU for ~150 KB of scores)" \
+    python3 - "$S" "$dpid" "$T/big.txt" <<'PY'
+import cl, cpu, json, os, signal, sys, time
+path, pid = sys.argv[1], int(sys.argv[2])
+text = open(sys.argv[3], encoding="utf-8").read()[:5000]
+req = (json.dumps({"op": "score", "text": text}, ensure_ascii=False) + "\n").encode()
+s = cl.connect(path, 120); L = cl.Lines(s)
+t0 = time.time(); assert "bits" in cl.ask(s, L, [req])[0]; per = time.time() - t0
+os.kill(pid, signal.SIGSTOP)
+try:
+    s.setblocking(False)
+    sent = 0
+    try:
+        while sent < 150000: sent += s.send(req)
+    except BlockingIOError:
+        pass
+    s.close()
+    c0 = cpu.cpu(pid)
+finally:
+    os.kill(pid, signal.SIGCONT)
+time.sleep(1.0 + 4 * per)
+used = cpu.cpu(pid) - c0
+assert sent > 50000, sent
+assert used < 0.1, "%.3f s of CPU after the client left (%d requests of %.1f ms sent)" % (used, sent // len(req), 1e3 * per)
+s = cl.connect(path); L = cl.Lines(s)
+assert cl.ask(s, L, [{"op": "suggest", "context": "Best re"}])[0]["suggestions"]
+PY
+kill -TERM "$dpid"; wait "$dpid"
+
+# PATH.lock planted as a symlink (or a hard link) to a victim file: refused,
+# and the victim is left as it was.
+echo "victim's data" >"$T/victim"
+ln -s "$T/victim" "$T/d/sym.sock.lock"
+timeout 20 "$LAYA" serve --socket "$T/d/sym.sock" --model "$M" >/dev/null 2>"$T/f.err"
+check "a symlinked PATH.lock is not followed: refused, the victim untouched" \
+    sh -c "[ $? -ne 0 ] && grep -q 'symbolic link' '$T/f.err' && [ \"\$(cat '$T/victim')\" = \"victim's data\" ] && [ ! -e '$T/d/sym.sock' ]"
+ln "$T/victim" "$T/d/hard.sock.lock"
+timeout 20 "$LAYA" serve --socket "$T/d/hard.sock" --model "$M" >/dev/null 2>"$T/f.err"
+check "a hard-linked PATH.lock is refused, the victim untouched" \
+    sh -c "[ $? -ne 0 ] && grep -q 'not a lock file of ours' '$T/f.err' && [ \"\$(cat '$T/victim')\" = \"victim's data\" ]"
+
+# A FIFO as the model: refused at once, the socket gone (it used to hang in
+# open() holding the socket, deaf to SIGTERM).
+mkfifo "$T/model.fifo"
+LAYA_MODEL=$T/model.fifo timeout 10 "$LAYA" serve --socket "$T/d/fifo.sock" >/dev/null 2>"$T/f.err"
+check "serve with LAYA_MODEL a FIFO: a clear error at once, no socket left" \
+    sh -c "[ $? -eq 1 ] && grep -q 'FIFO' '$T/f.err' && [ ! -e '$T/d/fifo.sock' ]"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
