@@ -1,7 +1,8 @@
 /* cmd_serve.c - `laya serve`: the JSON-lines suggestion protocol of
  * docs/PROTOCOL.md (server/proto.h) on stdin/stdout (--stdio, one reply line
  * per request line) or as a daemon on a Unix socket (--socket [PATH],
- * server/srv.h: many clients at once, one model in memory).
+ * server/srv.h: many clients at once, one model in memory, --workers
+ * threads answering them).
  *
  *   {"op":"suggest","session":"s1","context":"...","k":3}
  *        -> {"suggestions":["...", ...],"us":<engine microseconds>}
@@ -31,7 +32,8 @@ enum { STDIO_MAX_LINE = 8 << 20, STDIO_SESSIONS = 16, SOCKET_SESSIONS = 64 };
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
-            "                  [--max-line BYTES] [--max-clients N] [--memory PATH | --no-learn]\n"
+            "                  [--max-line BYTES] [--max-clients N] [--workers N]\n"
+            "                  [--client-sessions N] [--memory PATH | --no-learn]\n"
             "                  " CLI_SEARCH_USAGE "\n"
             "Answers JSON lines with JSON lines (docs/PROTOCOL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
@@ -41,12 +43,15 @@ static void usage(FILE *f) {
             "--socket [PATH]    a daemon on a Unix socket (0600), default\n"
             "                   $XDG_RUNTIME_DIR/laya/laya.sock; lines up to 1 MiB; stops on\n"
             "                   SIGTERM/SIGINT and removes the socket\n"
+            "--workers N        threads answering socket requests (default: the cores, 4..16):\n"
+            "                   one client's long request holds one of them, not the daemon\n"
             "--memory PATH      the personal memory commits go to (else $LAYA_MEMORY, else\n"
             "                   $XDG_DATA_HOME/laya/memory.db); shared with every Laya process\n"
             "--no-learn         learn nothing: commits are dropped, suggestions come from the\n"
             "                   model alone\n"
             "Sessions are per connection; at most --max-sessions over all of them (default\n"
-            "%d with --stdio, %d with --socket); the least recently used is closed.\n",
+            "%d with --stdio, %d with --socket) and, with --socket, --client-sessions per\n"
+            "connection (default 16); beyond that some are closed (they reopen empty).\n",
             STDIO_MAX_LINE, STDIO_SESSIONS, SOCKET_SESSIONS);
 }
 
@@ -127,6 +132,12 @@ int cmd_serve(int argc, char **argv) {
         } else if (!strcmp(a, "--max-clients")) {
             scfg.max_clients = (int)cli_int(a, v, 1, 100000);
             i++;
+        } else if (!strcmp(a, "--workers")) {
+            scfg.workers = (int)cli_int(a, v, 1, SRV_MAX_WORKERS);
+            i++;
+        } else if (!strcmp(a, "--client-sessions")) {
+            scfg.client_sessions = (int)cli_int(a, v, 1, 100000);
+            i++;
         } else {
             usage(stderr);
             cli_die("serve: unknown option '%s'", a);
@@ -137,6 +148,9 @@ int cmd_serve(int argc, char **argv) {
         cli_die("serve: say either --stdio or --socket [PATH]");
     }
     if (!max_sessions) max_sessions = stdio ? STDIO_SESSIONS : SOCKET_SESSIONS;
+    scfg.max_sessions = max_sessions;
+    laya_memory *mem = no_learn ? NULL : cli_open_memory(memory_path);
+    scfg.memory = mem;
 
     char err[512] = "", def[256];
     srv *s = NULL;
@@ -168,26 +182,24 @@ int cmd_serve(int argc, char **argv) {
         cli_die("cannot load model '%s': %s%s%s\n  hint: pass --model PATH or set LAYA_MODEL", mpath,
                 laya_status_str(st), *err ? ": " : "", err);
     }
-    if (proto_new(m, &cfg, max_sessions, &p) != LAYA_OK) {
-        srv_close(s);
-        cli_die("out of memory");
-    }
-    laya_memory *mem = no_learn ? NULL : cli_open_memory(memory_path);
     if (mem && laya_memory_prepare(mem, err, sizeof err) != LAYA_OK)
         fprintf(stderr, "laya: serve: the memory could not be read (%s); going on with what was read\n", err);
-    proto_set_memory(p, mem);
     int rc = 0;
     if (stdio) {
+        if (proto_new(m, &cfg, max_sessions, &p) != LAYA_OK) cli_die("out of memory");
+        proto_set_memory(p, mem);
         rc = serve_stdio(p);
+        proto_free(p);
     } else {
-        fprintf(stderr, "laya: serving on %s (pid %ld)\n", sock_path, (long)getpid());
-        if (srv_run(s, p, err, sizeof err) != LAYA_OK) {
+        fprintf(stderr, "laya: serving on %s (pid %ld, %d workers)\n", sock_path, (long)getpid(), scfg.workers);
+        if (srv_run(s, m, &cfg, err, sizeof err) != LAYA_OK) {
             fprintf(stderr, "laya: serve: %s\n", err);
             rc = 1;
         }
-        srv_close(s);
+        /* A request still running after the grace period keeps the model:
+         * exit with it in place. */
+        if (!srv_close(s)) exit(rc);
     }
-    proto_free(p);
     laya_memory_free(mem);
     laya_model_free(m);
     return rc;

@@ -1,12 +1,31 @@
 /* srv.c - the daemon's Unix-socket transport (contract in srv.h).
  *
- * Level-triggered epoll over the listening socket, a signalfd and the
- * clients. Per wake-up a client gets one read of at most READ_CHUNK bytes,
- * so a client that pipelines thousands of requests delays the others by
- * one chunk's worth of requests, not by all of them. Replies go into the
- * client's output buffer and are written at once; what the socket does not
- * take waits for EPOLLOUT, and while more than max_pending bytes wait the
- * client is not read (its requests stay in the kernel's socket buffer).
+ * One thread does all the I/O: a level-triggered epoll over the listening
+ * socket, a signalfd, an eventfd from the workers, and the clients. The
+ * requests run on a pool of worker threads over the one read-only model
+ * (include/laya.h allows that), so one client's long request (a score over
+ * a megabyte, a huge context read afresh) holds one worker, not the
+ * daemon. Each client has its own protocol state (a proto: its sessions,
+ * its line framing) and at most one job at a time, so its replies stay in
+ * order and no two threads ever touch the same session.
+ *
+ * A job is one read of at most READ_CHUNK bytes: a client that pipelines
+ * thousands of requests holds a worker for one chunk's worth of them, then
+ * queues again behind the others. Replies are made into the job's buffer,
+ * moved to the client's when the job is back, and written at once; what the
+ * socket does not take waits for EPOLLOUT, and while more than max_pending
+ * bytes wait the client is not read (its requests stay in the kernel).
+ *
+ * Learning (commits, proto.h) is per connection, in its proto: one memory
+ * shared by every connection needs proto to share an index between protos
+ * behind a lock, which it cannot yet.
+ *
+ * Sessions: at most client_sessions per client (its proto's own LRU), and
+ * at most max_sessions over all clients once their jobs are back: beyond
+ * that, the idle client holding the most sessions (the least recently
+ * active among equals) has them closed. They reopen empty (slower, never
+ * wrong). Between two checks, running jobs may hold up to workers x
+ * client_sessions more.
  *
  * Descriptors: srv_open raises the soft RLIMIT_NOFILE towards the hard one
  * (max_clients + FD_RESERVE), and keeps one spare descriptor. When accept
@@ -47,36 +66,85 @@
 
 /* FD_RESERVE: descriptors besides the clients' (stdio, lock, listener,
  * signalfd, epoll, the spare, a model being opened) with room to spare. */
-enum { READ_CHUNK = 16 * 1024, MAX_EVENTS = 64, FD_RESERVE = 32, PAUSE_MS = 1000 };
+enum {
+    READ_CHUNK = 16 * 1024,
+    MAX_EVENTS = 64,
+    FD_RESERVE = 32,     /* descriptors besides the clients': stdio, lock, listener, signalfd,
+                            epoll, eventfd, the spare, a file being opened, with room */
+    PAUSE_MS = 1000,     /* how long the listener rests when no descriptor is left */
+    STOP_WAIT_MS = 2000  /* how long srv_close waits for jobs still running */
+};
 
-typedef struct client {
+/* Bytes waiting to be written: [off, len) of p (cap). Grown by copying, so
+ * the old block can be wiped first (realloc would leave typed text behind). */
+typedef struct {
+    char *p;
+    size_t len, off, cap;
+} obuf;
+
+typedef struct client client;
+
+/* One read of one client, answered on a worker. */
+typedef struct job {
+    client *c;
+    char data[READ_CHUNK];
+    size_t n;
+    int finish;          /* end of input: an unterminated last line counts */
+    obuf out;            /* the replies, made on the worker */
+    int oom;             /* a reply could not be buffered */
+    struct job *next;    /* in the pool's queue or done list */
+} job;
+
+struct client {
     int fd;
-    uint64_t id;           /* the proto owner of its sessions */
-    proto_lines in;
-    char *out;             /* (out_cap) replies not yet written: [out_off, out_len) */
-    size_t out_len, out_off, out_cap;
-    int eof;               /* the peer closed its write side */
-    int oom;               /* a reply could not be buffered: close once flushed */
-    uint32_t events;       /* current epoll interest */
-    struct client *prev, *next;
-} client;
+    uint64_t id;         /* the owner of its sessions in its proto */
+    proto *p;            /* its sessions and coalescing (owned); used only by its job */
+    proto_lines in;      /* its line framing; used only by its job */
+    int n_sess;          /* sessions live in p when its last job came back */
+    uint64_t last_used;  /* srv clock when its last job came back: LRU order */
+    obuf out;            /* replies not yet written */
+    job *job;            /* made on its first read, reused */
+    int busy;            /* its job is queued or on a worker */
+    int eof;             /* the peer closed its write side */
+    int oom;             /* a reply could not be buffered: close once flushed */
+    int gone;            /* the peer closed while its job ran: close when it is back */
+    uint32_t events;     /* current epoll interest */
+    client *prev, *next;
+};
+
+/* The workers and their queues, apart from srv: if a job is still running
+ * when srv_close gives up waiting, the pool and that job's client are left
+ * to the exiting process instead of being freed under the worker. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    job *head, *tail;    /* waiting for a worker */
+    job *done;           /* back from a worker, for the I/O thread */
+    int done_fd;         /* eventfd: something is on done */
+    int stop;
+    int n_threads;
+    pthread_t th[SRV_MAX_WORKERS];
+} pool;
 
 struct srv {
     srv_cfg cfg;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
     int lock_fd, listen_fd, sig_fd, ep;
-    int spare_fd;          /* /dev/null, given up to accept-and-refuse when out of descriptors */
-    int paused;            /* the listener is out of the epoll set (no descriptor to accept with) */
+    int spare_fd;        /* /dev/null, given up to accept-and-refuse when out of descriptors */
+    int paused;          /* the listener is out of the epoll set (no descriptor to accept with) */
     sigset_t old_mask;
-    int masked;            /* SIGTERM/SIGINT blocked by srv_open: restore old_mask */
+    int masked;          /* SIGTERM/SIGINT blocked by srv_open: restore old_mask */
+    const laya_model *m; /* from srv_run */
+    laya_search_opts ecfg;
+    pool *pl;            /* started by srv_run */
     client *clients;
-    int n_clients;
-    uint64_t next_id;
+    int n_clients, n_sess;
+    uint64_t next_id, clock;
 };
 
-/* epoll tags for the two non-client descriptors */
-static char tag_listen, tag_signal;
+/* epoll tags for the non-client descriptors */
+static char tag_listen, tag_signal, tag_done;
 
 static laya_status fail(char *err, size_t errlen, laya_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -91,7 +159,13 @@ static laya_status fail(char *err, size_t errlen, laya_status st, const char *fm
 }
 
 srv_cfg srv_cfg_default(void) {
-    return (srv_cfg){.max_line = 1 << 20, .max_clients = 1024, .max_pending = 1 << 20};
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* At least 4 workers even on fewer cores: the scheduler shares a core
+     * between a long job and a keystroke's, instead of queueing one behind
+     * the other. */
+    int workers = ncpu < 4 ? 4 : ncpu > 16 ? 16 : (int)ncpu;
+    return (srv_cfg){.max_line = 1 << 20, .max_clients = 1024, .max_pending = 1 << 20, .workers = workers,
+                     .max_sessions = 64, .client_sessions = 16, .memory = NULL};
 }
 
 laya_status srv_default_path(char *buf, size_t n, char *err, size_t errlen) {
@@ -171,7 +245,8 @@ static laya_status take_lock(srv *s, char *err, size_t errlen) {
 }
 
 laya_status srv_open(const char *path, int make_dir, const srv_cfg *cfg, srv **out, char *err, size_t errlen) {
-    if (!path || !cfg || !out || cfg->max_line < 2 || cfg->max_clients < 1)
+    if (!path || !cfg || !out || cfg->max_line < 2 || cfg->max_clients < 1 || cfg->workers < 1 ||
+        cfg->workers > SRV_MAX_WORKERS || cfg->max_sessions < 1 || cfg->client_sessions < 1)
         return fail(err, errlen, LAYA_ERR_ARG, "srv_open: bad arguments");
     srv *s = calloc(1, sizeof *s);
     if (!s) return fail(err, errlen, LAYA_ERR_NOMEM, "out of memory");
@@ -258,6 +333,143 @@ out:
     return LAYA_OK;
 }
 
+/* ---- reply buffers ---- */
+
+/* 0, or -1 when memory ran out (b unchanged). */
+static int obuf_add(obuf *b, const char *data, size_t n) {
+    if (!n) return 0;
+    if (b->off && b->off == b->len) b->off = b->len = 0;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap *= 2;
+        char *p = malloc(cap);
+        if (!p) return -1;
+        if (b->p) {
+            memcpy(p, b->p, b->len);
+            sodium_memzero(b->p, b->cap);
+            free(b->p);
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    return 0;
+}
+
+static void obuf_wipe(obuf *b) {
+    if (b->p) sodium_memzero(b->p, b->len);
+    b->len = b->off = 0;
+}
+
+static void obuf_free(obuf *b) {
+    if (b->p) sodium_memzero(b->p, b->cap);
+    free(b->p);
+    *b = (obuf){0};
+}
+
+/* ---- the worker pool ---- */
+
+/* Replies come from proto_feed, which answers all complete lines of a read
+ * together so that stale suggests are coalesced (proto.h). On a worker. */
+static void on_reply(void *ctx, const char *r) {
+    static const char oom[] = "{\"error\":\"out of memory\"}";
+    job *j = ctx;
+    if (j->oom) return;
+    const char *line = r ? r : oom;
+    /* A lost reply would desynchronize the client: end it instead. */
+    if (obuf_add(&j->out, line, strlen(line)) != 0 || obuf_add(&j->out, "\n", 1) != 0) j->oom = 1;
+}
+
+static void run_job(job *j) {
+    client *c = j->c;
+    if (proto_feed(c->p, c->id, &c->in, j->n ? j->data : NULL, j->n, j->finish, on_reply, j) != LAYA_OK) {
+        /* The line was dropped and answered like an overlong one. */
+    }
+    sodium_memzero(j->data, j->n);
+}
+
+static void *worker_main(void *v) {
+    pool *pl = v;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->stop && !pl->head) pthread_cond_wait(&pl->cv, &pl->mu);
+        if (pl->stop) break;
+        job *j = pl->head;
+        pl->head = j->next;
+        if (!pl->head) pl->tail = NULL;
+        pthread_mutex_unlock(&pl->mu);
+        run_job(j);
+        pthread_mutex_lock(&pl->mu);
+        j->next = pl->done;
+        pl->done = j;
+        uint64_t one = 1;
+        if (write(pl->done_fd, &one, sizeof one) != (ssize_t)sizeof one) {
+            /* cannot fail: the counter is far from overflowing */
+        }
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+static void pool_free(pool *pl) {
+    pthread_cond_destroy(&pl->cv);
+    pthread_mutex_destroy(&pl->mu);
+    if (pl->done_fd >= 0) close(pl->done_fd);
+    free(pl);
+}
+
+static laya_status pool_start(srv *s, char *err, size_t errlen) {
+    pool *pl = calloc(1, sizeof *pl);
+    if (!pl) return fail(err, errlen, LAYA_ERR_NOMEM, "out of memory");
+    pl->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (pl->done_fd < 0 || pthread_mutex_init(&pl->mu, NULL) != 0 || pthread_cond_init(&pl->cv, NULL) != 0) {
+        if (pl->done_fd >= 0) close(pl->done_fd);
+        free(pl);
+        return fail(err, errlen, LAYA_ERR_IO, "cannot set up the workers: %s", strerror(errno));
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_done};
+    if (epoll_ctl(s->ep, EPOLL_CTL_ADD, pl->done_fd, &ev) != 0) {
+        pool_free(pl);
+        return fail(err, errlen, LAYA_ERR_IO, "epoll_ctl: %s", strerror(errno));
+    }
+    /* Workers inherit this thread's mask (SIGTERM/SIGINT blocked): the
+     * signals stay on the signalfd. */
+    for (int i = 0; i < s->cfg.workers; i++) {
+        if (pthread_create(&pl->th[i], NULL, worker_main, pl) != 0) break;
+        pl->n_threads++;
+    }
+    s->pl = pl;
+    if (!pl->n_threads) return fail(err, errlen, LAYA_ERR_IO, "cannot start a worker thread: %s", strerror(errno));
+    return LAYA_OK;
+}
+
+/* Stops the workers, waiting at most STOP_WAIT_MS for running jobs. 1 if
+ * every worker ended (the pool is freed), 0 if some job is still running
+ * (the pool is left to it). */
+static int pool_stop(pool *pl) {
+    pthread_mutex_lock(&pl->mu);
+    pl->stop = 1;
+    pthread_cond_broadcast(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += STOP_WAIT_MS / 1000;
+    until.tv_nsec += (long)(STOP_WAIT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    int all = 1;
+    for (int i = 0; i < pl->n_threads; i++) {
+        if (pthread_timedjoin_np(pl->th[i], NULL, &until) != 0) {
+            pthread_detach(pl->th[i]);
+            all = 0;
+        }
+    }
+    if (all) pool_free(pl);
+    return all;
+}
+
+/* ---- clients ---- */
+
 /* Puts the listener back in the epoll set (a descriptor may be free again)
  * and takes the spare back if it was lost. */
 static void resume_listener(srv *s) {
@@ -266,14 +478,19 @@ static void resume_listener(srv *s) {
     if (epoll_ctl(s->ep, EPOLL_CTL_MOD, s->listen_fd, &ev) == 0) s->paused = 0;
 }
 
-static void client_close(srv *s, client *c, proto *p) {
+/* Closes c and frees it; not while its job is out (busy). */
+static void client_close(srv *s, client *c) {
     epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
-    if (p) proto_drop_owner(p, c->id);
+    s->n_sess -= c->n_sess;
+    proto_free(c->p);
     if (c->in.buf) sodium_memzero(c->in.buf, c->in.cap);
     proto_lines_free(&c->in);
-    if (c->out) sodium_memzero(c->out, c->out_cap);
-    free(c->out);
+    obuf_free(&c->out);
+    if (c->job) {
+        obuf_free(&c->job->out);
+        free(c->job);
+    }
     if (c->prev) c->prev->next = c->next;
     else s->clients = c->next;
     if (c->next) c->next->prev = c->prev;
@@ -282,9 +499,19 @@ static void client_close(srv *s, client *c, proto *p) {
     if (s->paused) resume_listener(s);
 }
 
-void srv_close(srv *s) {
-    if (!s) return;
-    while (s->clients) client_close(s, s->clients, NULL);
+int srv_close(srv *s) {
+    if (!s) return 1;
+    int stopped = 1;
+    if (s->pl) stopped = pool_stop(s->pl);
+    for (client *c = s->clients, *next; c; c = next) {
+        next = c->next;
+        if (!c->busy || stopped) {
+            c->busy = 0;
+            client_close(s, c);
+        } else {
+            close(c->fd);   /* its job may still be running: the memory stays with it */
+        }
+    }
     if (s->listen_fd >= 0) {
         close(s->listen_fd);
         unlink(s->path);
@@ -298,60 +525,17 @@ void srv_close(srv *s) {
         close(s->lock_fd);
     }
     free(s);
-}
-
-static void out_append(client *c, const char *data, size_t n) {
-    if (c->oom) return;
-    if (c->out_off && c->out_off == c->out_len) c->out_off = c->out_len = 0;
-    if (c->out_len + n > c->out_cap) {
-        size_t cap = c->out_cap ? c->out_cap : 4096;
-        while (cap < c->out_len + n) cap *= 2;
-        /* Not realloc: the old block, which holds replies (typed text), is
-         * wiped before it goes back to the allocator. */
-        char *b = malloc(cap);
-        if (!b) {
-            /* A lost reply would desynchronize the client: end it instead. */
-            c->oom = 1;
-            return;
-        }
-        if (c->out) {
-            memcpy(b, c->out, c->out_len);
-            sodium_memzero(c->out, c->out_cap);
-            free(c->out);
-        }
-        c->out = b;
-        c->out_cap = cap;
-    }
-    memcpy(c->out + c->out_len, data, n);
-    c->out_len += n;
-}
-
-typedef struct {
-    srv *s;
-    client *c;
-    proto *p;
-} line_ctx;
-
-/* Replies come from proto_feed, which answers all complete lines of a read
- * together so that stale suggests are coalesced (proto.h). */
-static void on_reply(void *ctx, const char *r) {
-    line_ctx *lc = ctx;
-    if (!r) {
-        static const char oom[] = "{\"error\":\"out of memory\"}";
-        out_append(lc->c, oom, sizeof oom - 1);
-    } else {
-        out_append(lc->c, r, strlen(r));
-    }
-    out_append(lc->c, "\n", 1);
+    return stopped;
 }
 
 /* Writes what the socket takes. 0 on success (maybe partial), -1 when the
  * peer is gone. */
 static int flush(client *c) {
-    while (c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    obuf *b = &c->out;
+    while (b->off < b->len) {
+        ssize_t n = send(c->fd, b->p + b->off, b->len - b->off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
-            c->out_off += (size_t)n;
+            b->off += (size_t)n;
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -360,16 +544,26 @@ static int flush(client *c) {
             return -1;
         }
     }
-    c->out_off = c->out_len = 0;
+    obuf_wipe(b);
     return 0;
 }
 
 /* Sets the client's epoll interest from its state, or closes it when there
  * is nothing left to do for it. */
-static void update(srv *s, client *c, proto *p) {
-    size_t pending = c->out_len - c->out_off;
+static void update(srv *s, client *c) {
+    size_t pending = c->out.len - c->out.off;
+    if (c->busy) {
+        /* Not read while its job is out; its earlier replies still drain. */
+        uint32_t want = pending ? EPOLLOUT : 0;
+        if (want != c->events) {
+            struct epoll_event ev = {.events = want, .data.ptr = c};
+            epoll_ctl(s->ep, EPOLL_CTL_MOD, c->fd, &ev);
+            c->events = want;
+        }
+        return;
+    }
     if ((c->eof || c->oom) && !pending) {
-        client_close(s, c, p);
+        client_close(s, c);
         return;
     }
     uint32_t want = pending ? EPOLLOUT : 0;
@@ -427,8 +621,16 @@ static void on_accept(srv *s) {
             continue;
         }
         client *c = calloc(1, sizeof *c);
+        int per = s->cfg.client_sessions < s->cfg.max_sessions ? s->cfg.client_sessions : s->cfg.max_sessions;
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-        if (!c || epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        if (!c || proto_new(s->m, &s->ecfg, per, &c->p) != LAYA_OK) {
+            if (c) free(c);
+            refuse(fd, "the daemon is out of memory: try again later");
+            continue;
+        }
+        proto_set_memory(c->p, s->cfg.memory);
+        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            proto_free(c->p);
             free(c);
             close(fd);
             continue;
@@ -445,42 +647,137 @@ static void on_accept(srv *s) {
 }
 
 /* 1 if the peer has closed both directions (no reply can reach it). The
- * epoll event may be old: other clients' requests ran since. */
+ * epoll event may be old: the loop did other work since. */
 static int peer_gone(int fd) {
     struct pollfd pf = {.fd = fd, .events = POLLIN};
     return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
-static void on_client(srv *s, client *c, uint32_t events, proto *p) {
+/* Hands the client's read (or its end of input) to the workers. */
+static void dispatch(srv *s, client *c, size_t n, int finish) {
+    job *j = c->job;
+    j->n = n;
+    j->finish = finish;
+    j->next = NULL;
+    c->busy = 1;
+    pool *pl = s->pl;
+    pthread_mutex_lock(&pl->mu);
+    if (pl->tail) pl->tail->next = j;
+    else pl->head = j;
+    pl->tail = j;
+    pthread_cond_signal(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
+}
+
+static void on_client(srv *s, client *c, uint32_t events) {
+    if (c->busy) {
+        if (events & (EPOLLERR | EPOLLHUP)) {
+            /* Out of the epoll set (a hung-up descriptor would wake every
+             * wait); closed when its job is back. */
+            epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+            c->gone = 1;
+            return;
+        }
+        if (flush(c) != 0) {
+            epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+            c->gone = 1;
+            return;
+        }
+        update(s, c);
+        return;
+    }
     if ((events & (EPOLLERR | EPOLLHUP)) || peer_gone(c->fd)) {
-        client_close(s, c, p);
+        client_close(s, c);
         return;
     }
     if (events & EPOLLIN) {
-        char buf[READ_CHUNK];
-        ssize_t n = read(c->fd, buf, sizeof buf);
-        line_ctx lc = {s, c, p};
+        if (!c->job && !(c->job = calloc(1, sizeof *c->job))) {
+            client_close(s, c);   /* out of memory: nothing can be answered */
+            return;
+        }
+        c->job->c = c;
+        ssize_t n = read(c->fd, c->job->data, sizeof c->job->data);
         if (n > 0) {
-            if (proto_feed(p, c->id, &c->in, buf, (size_t)n, 0, on_reply, &lc) != LAYA_OK) {
-                /* The line was dropped and answered like an overlong one. */
-            }
-            sodium_memzero(buf, (size_t)n);
+            dispatch(s, c, (size_t)n, 0);
         } else if (n == 0) {
             c->eof = 1;
-            proto_feed(p, c->id, &c->in, NULL, 0, 1, on_reply, &lc);
+            dispatch(s, c, 0, 1);
         } else if (errno != EAGAIN && errno != EINTR) {
-            client_close(s, c, p);
+            client_close(s, c);
             return;
         }
     }
     if (flush(c) != 0) {
-        client_close(s, c, p);
+        if (c->busy) {
+            epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+            c->gone = 1;
+        } else {
+            client_close(s, c);
+        }
         return;
     }
-    update(s, c, p);
+    update(s, c);
 }
 
-laya_status srv_run(srv *s, proto *p, char *err, size_t errlen) {
+/* Keeps the sessions over all clients within max_sessions: the idle client
+ * holding the most (the least recently active among equals) loses them. */
+static void cap_sessions(srv *s) {
+    while (s->n_sess > s->cfg.max_sessions) {
+        client *v = NULL;
+        for (client *c = s->clients; c; c = c->next)
+            if (!c->busy && c->n_sess > 0 &&
+                (!v || c->n_sess > v->n_sess || (c->n_sess == v->n_sess && c->last_used < v->last_used)))
+                v = c;
+        if (!v) return;   /* all held by running jobs: checked again when they are back */
+        proto_drop_owner(v->p, v->id);
+        s->n_sess -= v->n_sess;
+        v->n_sess = 0;
+    }
+}
+
+/* Jobs back from the workers: their replies go out, their clients read on. */
+static void on_done(srv *s) {
+    pool *pl = s->pl;
+    uint64_t cnt;
+    if (read(pl->done_fd, &cnt, sizeof cnt) < 0) {
+        /* EAGAIN: another wake-up already took them */
+    }
+    pthread_mutex_lock(&pl->mu);
+    job *j = pl->done;
+    pl->done = NULL;
+    pthread_mutex_unlock(&pl->mu);
+    while (j) {
+        job *next = j->next;
+        client *c = j->c;
+        c->busy = 0;
+        int n = proto_sessions(c->p);
+        s->n_sess += n - c->n_sess;
+        c->n_sess = n;
+        c->last_used = ++s->clock;
+        if (c->gone) {
+            obuf_wipe(&j->out);
+            client_close(s, c);
+        } else {
+            if (j->oom || obuf_add(&c->out, j->out.p + j->out.off, j->out.len - j->out.off) != 0) c->oom = 1;
+            obuf_wipe(&j->out);
+            j->oom = 0;
+            if (flush(c) != 0) client_close(s, c);
+            else update(s, c);
+        }
+        j = next;
+    }
+    cap_sessions(s);
+}
+
+laya_status srv_run(srv *s, const laya_model *m, const laya_search_opts *ecfg, char *err, size_t errlen) {
+    if (!s || !m || !ecfg) return fail(err, errlen, LAYA_ERR_ARG, "srv_run: NULL argument");
+    s->m = m;
+    s->ecfg = *ecfg;
+    /* Jansson seeds its hash function when it makes its first object; make
+     * that happen here, before there are threads to race for it. */
+    free(proto_error("%s", ""));
+    laya_status st = pool_start(s, err, errlen);
+    if (st != LAYA_OK) return st;
     struct epoll_event evs[MAX_EVENTS];
     for (;;) {
         int n = epoll_wait(s->ep, evs, MAX_EVENTS, s->paused ? PAUSE_MS : -1);
@@ -489,8 +786,10 @@ laya_status srv_run(srv *s, proto *p, char *err, size_t errlen) {
             return fail(err, errlen, LAYA_ERR_IO, "epoll_wait: %s", strerror(errno));
         }
         if (n == 0 && s->paused) resume_listener(s);
-        /* Each descriptor appears at most once per batch, so closing a
-         * client never leaves a dangling pointer in the rest of evs. */
+        /* A client is closed only while its own event is handled (it
+         * appears once per batch), or by on_done, which therefore runs
+         * after the batch: no dangling pointer is left in evs. */
+        int done = 0;
         for (int i = 0; i < n; i++) {
             void *tag = evs[i].data.ptr;
             if (tag == &tag_signal) {
@@ -498,10 +797,13 @@ laya_status srv_run(srv *s, proto *p, char *err, size_t errlen) {
                 if (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) return LAYA_OK;
             } else if (tag == &tag_listen) {
                 on_accept(s);
+            } else if (tag == &tag_done) {
+                done = 1;
             } else {
-                on_client(s, tag, evs[i].events, p);
+                on_client(s, tag, evs[i].events);
             }
         }
+        if (done) on_done(s);
     }
 }
 

@@ -2,9 +2,14 @@
  * clients, each speaking the JSON-lines protocol of proto.h.
  *
  * Contract:
- *  - One thread serves every client; one model is in memory. Each
- *    connection is its own session namespace (proto.h): its sessions close
- *    when it disconnects.
+ *  - One thread does the I/O; cfg.workers threads answer the requests
+ *    over one model in memory. A client has at most one read's worth of
+ *    requests on a worker at a time, so its replies come in order and one
+ *    client's long request (a huge score or context) delays only itself:
+ *    until cfg.workers clients are busy at once, the others are answered
+ *    as fast as the cores allow. Each connection is its own session
+ *    namespace (proto.h): its sessions close when it disconnects; at most
+ *    cfg.client_sessions per connection and cfg.max_sessions over all.
  *  - A request is a line. A line longer than cfg.max_line gets an error
  *    reply and is dropped; a client that stops reading its replies is not
  *    read from until it does (replies waiting per client are bounded); a
@@ -30,10 +35,16 @@
 #include "laya.h"
 #include "server/proto.h"
 
+enum { SRV_MAX_WORKERS = 64 };
+
 typedef struct {
     size_t max_line;     /* longest request line, bytes */
     int max_clients;     /* connections beyond this get an error and are closed */
     size_t max_pending;  /* reply bytes waiting for a client before it is no longer read */
+    int workers;         /* threads answering requests, 1..SRV_MAX_WORKERS */
+    int max_sessions;    /* sessions over all clients (see srv.c for the exact bound) */
+    int client_sessions; /* sessions per client (its own least recently used is closed) */
+    laya_memory *memory; /* what every connection learns into and draws on (borrowed); NULL: none */
 } srv_cfg;
 
 srv_cfg srv_cfg_default(void);
@@ -58,10 +69,15 @@ laya_status srv_open(const char *path, int make_dir, const srv_cfg *cfg, srv **o
  * the frame arg lives in. Without a thread to spare, fn runs here (1). */
 int srv_run_task(srv *s, void (*fn)(void *), void *arg);
 
-/* Serves p until SIGTERM or SIGINT. */
-laya_status srv_run(srv *s, proto *p, char *err, size_t errlen);
+/* Serves the protocol over model m (borrowed: it must outlive the
+ * workers, see srv_close) with search parameters ecfg until SIGTERM or
+ * SIGINT (LAYA_OK), or a failure of the loop itself. */
+laya_status srv_run(srv *s, const laya_model *m, const laya_search_opts *ecfg, char *err, size_t errlen);
 
-/* Closes every connection, removes the socket and the lock file. */
-void srv_close(srv *s);
+/* Stops the workers, closes every connection, removes the socket and the
+ * lock file. Returns 1 when everything stopped; 0 when a request was still
+ * running after a grace period (2 s): its worker and memory are left to it,
+ * so the caller must not free the model and should exit. NULL: 1. */
+int srv_close(srv *s);
 
 #endif

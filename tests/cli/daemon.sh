@@ -303,6 +303,35 @@ assert cl.ask(s, L, [{"op": "suggest", "context": "Best re"}])[0]["suggestions"]
 PY
 kill -TERM "$dpid"; wait "$dpid"
 
+# Head-of-line blocking: while one client's score over ~900 KB runs (seconds),
+# another client's suggests come back at once.
+start "$S"
+check "one client's huge score does not hold up another client's suggests" \
+    python3 - "$S" "$T/big.txt" <<'PY'
+import cl, json, sys, threading, time
+text = open(sys.argv[2], encoding="utf-8").read()
+big = (text * (900000 // len(text.encode()) + 1)).encode()[:900000].decode("utf-8", "ignore")
+a = cl.connect(sys.argv[1], 300); La = cl.Lines(a)
+done = {}
+def score():
+    r = cl.ask(a, La, [{"op": "score", "text": big}])[0]
+    done["t"] = time.time(); done["r"] = r
+th = threading.Thread(target=score); th.start()
+time.sleep(0.3)
+b = cl.connect(sys.argv[1], 300); Lb = cl.Lines(b)
+worst = 0
+for i in range(5):
+    t0 = time.time()
+    assert cl.ask(b, Lb, [{"op": "suggest", "context": "Best re"}])[0]["suggestions"]
+    worst = max(worst, time.time() - t0)
+t_b = time.time()
+th.join()
+assert "bits" in done["r"], done["r"]
+assert worst < 0.5, "a suggest waited %.2f s behind the score" % worst
+assert done["t"] > t_b, "the score was over before the suggests: no overlap to test (make it bigger)"
+PY
+kill -TERM "$dpid"; wait "$dpid"
+
 # A client that sends and vanishes: nothing it sent is computed. The daemon
 # is stopped while the client sends ~150 KB of score requests and closes, so
 # they all wait in the socket when it resumes. The shipped model, so that
