@@ -87,6 +87,7 @@ install: $(BUILD)/laya install-daemon
 	install -m 644 models/default.safetensors $(DESTDIR)$(PREFIX)/share/laya/default.safetensors
 	install -m 644 docs/laya.1 $(DESTDIR)$(PREFIX)/share/man/man1/laya.1
 	install -m 644 dist/laya.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/laya
+	install -m 644 models/default.safetensors.sig $(DESTDIR)$(PREFIX)/share/laya/default.safetensors.sig
 
 clean:
 	rm -rf build build-san

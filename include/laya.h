@@ -62,6 +62,31 @@ typedef struct laya_session laya_session;
 laya_status laya_model_load(const char *path, laya_model **out, char *err, size_t errlen);
 void laya_model_free(laya_model *m);
 
+/* ---- Signed models (C5) ----
+ * laya_model_load trusts a model file MODEL only when MODEL.sig holds a
+ * valid Ed25519 signature of its bytes (`laya sign`) by a trusted key: the
+ * Laya project's (compiled in), or a public key file (`laya keygen`) named
+ * in $LAYA_TRUSTED_KEYS (':'-separated). Any other model is refused, before
+ * it is parsed, with LAYA_ERR_SIGNATURE and a message saying which case it
+ * is: unsigned, a bad signature (the file changed after signing, or the
+ * .sig is another file's), or signed by a key not trusted. With
+ * $LAYA_ALLOW_UNSIGNED=1 (for models you train yourself) a model without a
+ * trusted signature loads; a .sig that does not match its file is still
+ * refused. */
+enum { LAYA_LOAD_ALLOW_UNSIGNED = 1u << 0 };
+
+typedef struct {
+    unsigned flags;              /* LAYA_LOAD_* */
+    const char *const *pubkeys;  /* (n_pubkeys, at most 8) public key files trusted besides the project's */
+    int n_pubkeys;
+} laya_load_opts;
+
+/* As laya_model_load, with opts on top of what the environment asks
+ * (opts NULL: exactly laya_model_load). opts is only read during the call. */
+laya_status laya_model_load_opts(const char *path, const laya_load_opts *opts, laya_model **out, char *err,
+                                 size_t errlen);
+/* ---- end of signed models ---- */
+
 /* Opens a session over m; m must outlive it. *out is owned by the caller. */
 laya_status laya_session_new(const laya_model *m, laya_session **out);
 void laya_session_free(laya_session *s);

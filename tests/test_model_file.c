@@ -13,10 +13,13 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kern/kern.h"
 #include "kern/quant.h"
 #include "model/model.h"
+#include "model/model_sign.h"
 #include "model/st.h"
 #include "tok/tok_impl.h"
 
@@ -53,6 +56,13 @@ static uint8_t *tok_blob(int32_t V, size_t *n) {
     }
     free(merge);
     return blob;
+}
+
+/* These tests are about the container and its checks: they load without
+ * a signature (the signature tests are below, with a key of their own). */
+static laya_status load_unsigned(const char *path, model **m, char *err, size_t n) {
+    static const model_trust unsigned_ok = {.allow_unsigned = 1};
+    return model_load_opts(path, &unsigned_ok, m, err, n);
 }
 
 typedef struct { uint8_t *p; size_t n; } bytes;
@@ -148,7 +158,7 @@ static int refused(bytes b, const char *want, const char *what) {
     snprintf(path, sizeof path, "%s/broken.safetensors", dir);
     write_file(path, b.p, b.n);
     model *m = (model *)&err;
-    laya_status st = model_load(path, &m, err, sizeof err);
+    laya_status st = load_unsigned(path, &m, err, sizeof err);
     int ok = (st == LAYA_ERR_FORMAT || st == LAYA_ERR_SIGNATURE || st == LAYA_ERR_UNSUPPORTED) &&
              m == NULL && strlen(err) > strlen(path) + 2 && (!want || strstr(err, want));
     if (!ok) fprintf(stderr, "    %s: status %d, message \"%s\" (want \"%s\")\n", what, st, err, want ? want : "");
@@ -164,7 +174,7 @@ TEST(model_file_round_trip_f32) {
     char path[512], err[256] = "";
     snprintf(path, sizeof path, "%s/m32.safetensors", dir);
     model *m;
-    CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(load_unsigned(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
     CHECK(memcmp(&m->cfg, &tiny, sizeof tiny) == 0);
     CHECK(m->tok && tok_vocab_size(m->tok) == tiny.V);
     CHECK(m->emb.type == QT_F32 && m->layer[1].wo.type == QT_F32);
@@ -204,7 +214,7 @@ TEST(model_file_round_trip_f16) {
     char path[512], err[256] = "";
     snprintf(path, sizeof path, "%s/m16.safetensors", dir);
     model *m;
-    CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(load_unsigned(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
     CHECK(m->emb.type == QT_F16 && m->layer[0].w_hh.type == QT_F16 && m->owned != NULL);
     /* every weight equals its f16 rounding */
     size_t n = model_n_params(&tiny);
@@ -541,7 +551,7 @@ TEST(model_file_fuzz_header) {
         write_file(path, c.p, c.n);
         err[0] = 0;
         model *m;
-        laya_status st = model_load(path, &m, err, sizeof err);
+        laya_status st = load_unsigned(path, &m, err, sizeof err);
         if (st == LAYA_OK) model_free(m);
         else {
             CHECKF(strlen(err) > 0 && m == NULL, "iteration %d: status %d with no message", i, st);
@@ -617,7 +627,7 @@ TEST(model_file_quant_round_trip) {
         char path[512], err[256] = "";
         snprintf(path, sizeof path, "%s/%s", dir, k == 0 ? "q8.safetensors" : "q4.safetensors");
         model *m;
-        CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+        CHECKF(load_unsigned(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
         CHECK(m->emb.type == dt && m->emb.group == 32 && m->layer[1].wo.type == dt && m->layer[1].wo.cols == 32);
         CHECK(strstr(m->meta_json, bits == 8 ? "\"quant\":\"q8g32\"" : "\"quant\":\"q4g32\""));
         CHECK(strstr(m->meta_json, "\"quant_version\":\"1\"") && strstr(m->meta_json, "\"dtype\":\"U8\""));
@@ -727,4 +737,195 @@ TEST(model_file_refuses_bad_quant) {
     c.p[tensor_begin(c, "l0.wv") + 3] ^= 1;
     CHECK(refused(c, "checksum mismatch", "flipped code"));
     free(b.p);
+}
+
+/* ---- signatures (model_sign.h) ---- */
+
+typedef struct {
+    uint8_t pk[MODEL_KEY_BYTES], sk[MODEL_SECRET_BYTES];
+} keypair;
+
+/* Loads path trusting only key kp (the project key is left out, so these
+ * tests mean the same whatever the project key is). */
+static laya_status load_signed(const char *path, const keypair *kp, int allow_unsigned, char *err, size_t n) {
+    model_trust t = {.keys = (const uint8_t (*)[MODEL_KEY_BYTES])kp->pk, .n_keys = 1, .no_project_key = 1,
+                     .allow_unsigned = allow_unsigned};
+    model *m = NULL;
+    laya_status st = model_load_opts(path, &t, &m, err, n);
+    model_free(m);
+    return st;
+}
+
+/* A byte of every region of a signed file flipped (the header's length,
+ * JSON, padding, every tensor, the last byte; the .sig's key and signature
+ * digits, a truncated .sig): each is refused as a bad signature. */
+TEST(model_sign_refuses_any_changed_byte) {
+    CHECK(sodium_init() >= 0);
+    keypair kp;
+    crypto_sign_keypair(kp.pk, kp.sk);
+    bytes b = valid_file(QT_F16, "s.safetensors");
+    char path[512], sig[600], err[600] = "";
+    snprintf(path, sizeof path, "%s/s.safetensors", dir);
+    snprintf(sig, sizeof sig, "%s.sig", path);
+    CHECKF(model_sign_file(path, kp.sk, NULL, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(load_signed(path, &kp, 0, err, sizeof err) == LAYA_OK, "the signed file: %s", err);
+    bytes s = read_file(sig);
+    CHECK(s.n == strlen("laya-model-signature-v1 ") + 64 + 1 + 128 + 1);
+
+    /* the offsets to flip: header bytes, then the first and last byte of every tensor */
+    size_t at[64];
+    int n_at = 0;
+    size_t hl = 8 + (size_t)hdr_len(b);
+    at[n_at++] = 0;                                     /* the header length */
+    at[n_at++] = (size_t)((const uint8_t *)strstr((const char *)b.p + 8, "unit test") - b.p);  /* metadata */
+    at[n_at++] = hl - 1;                                /* header padding */
+    json_t *h = header(b);
+    const char *name;
+    json_t *v;
+    int n_tensors = 0;
+    json_object_foreach(h, name, v) {
+        if (!strcmp(name, "__metadata__")) continue;
+        json_t *off = json_object_get(v, "data_offsets");
+        size_t a0 = (size_t)json_integer_value(json_array_get(off, 0)), a1 = (size_t)json_integer_value(json_array_get(off, 1));
+        if (a1 > a0 && n_at + 2 <= 64) {
+            at[n_at++] = hl + a0;
+            at[n_at++] = hl + a1 - 1;
+            n_tensors++;
+        }
+    }
+    json_decref(h);
+    CHECK(n_tensors == 2 + 8 * tiny.L + 1);   /* emb, norm, 8 per layer, the tokenizer */
+    for (int i = 0; i < n_at; i++) {
+        bytes c = copy_of(b);
+        c.p[at[i]] ^= 0x01;
+        write_file(path, c.p, c.n);
+        free(c.p);
+        laya_status st = load_signed(path, &kp, 0, err, sizeof err);
+        CHECKF(st == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"), "byte %zu flipped: status %d, \"%s\"",
+               at[i], st, err);
+        /* allowing unsigned models does not let a tampered signed one through */
+        CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE);
+    }
+    write_file(path, b.p, b.n);
+    /* the .sig: a digit of the key, of the signature, a truncated line */
+    size_t key_at = strlen("laya-model-signature-v1 ") + 5, sig_at = key_at + 64 + 20;
+    size_t sat[2] = {key_at, sig_at};
+    for (int i = 0; i < 2; i++) {
+        bytes c = copy_of(s);
+        c.p[sat[i]] = c.p[sat[i]] == '0' ? '1' : '0';
+        write_file(sig, c.p, c.n);
+        free(c.p);
+        laya_status st = load_signed(path, &kp, 0, err, sizeof err);
+        CHECKF(st == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"), ".sig digit %zu changed: %d \"%s\"",
+               sat[i], st, err);
+    }
+    write_file(sig, s.p, s.n - 10);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "not a Laya signature"));
+    write_file(sig, s.p, s.n);
+    CHECKF(load_signed(path, &kp, 0, err, sizeof err) == LAYA_OK, "restored: %s", err);
+    free(s.p);
+    free(b.p);
+}
+
+TEST(model_sign_says_unsigned_or_another_key) {
+    CHECK(sodium_init() >= 0);
+    keypair kp, other;
+    crypto_sign_keypair(kp.pk, kp.sk);
+    crypto_sign_keypair(other.pk, other.sk);
+    bytes b = valid_file(QT_F32, "u.safetensors");
+    free(b.p);
+    char path[512], err[600] = "";
+    snprintf(path, sizeof path, "%s/u.safetensors", dir);
+    /* unsigned: refused, with the way out in the message; loads when allowed */
+    CHECK(load_signed(path, &kp, 0, err, sizeof err) == LAYA_ERR_SIGNATURE);
+    CHECKF(strstr(err, "is not signed") && strstr(err, "LAYA_ALLOW_UNSIGNED=1"), "%s", err);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_OK);
+    /* signed by a key not trusted: said so, naming the key; loads when allowed */
+    CHECK(model_sign_file(path, other.sk, NULL, err, sizeof err) == LAYA_OK);
+    char id[17];
+    model_key_id(other.pk, id);
+    CHECK(load_signed(path, &kp, 0, err, sizeof err) == LAYA_ERR_SIGNATURE);
+    CHECKF(strstr(err, "signed by another key") && strstr(err, id), "%s", err);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_OK);
+    CHECK(load_signed(path, &other, 0, err, sizeof err) == LAYA_OK);
+    model_sig_verdict v;
+    uint8_t signer[MODEL_KEY_BYTES];
+    model_trust t = {.no_project_key = 1};
+    CHECK(model_sig_check_file(path, &t, &v, signer, err, sizeof err) == LAYA_ERR_SIGNATURE);
+    CHECK(v == MODEL_SIG_UNTRUSTED && !memcmp(signer, other.pk, MODEL_KEY_BYTES));
+    /* a .sig that is a FIFO does not hang the loader */
+    char sig[600];
+    snprintf(sig, sizeof sig, "%s.sig", path);
+    CHECK(unlink(sig) == 0 && mkfifo(sig, 0600) == 0);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_IO && strstr(err, "FIFO"));
+    unlink(sig);
+}
+
+TEST(model_sign_key_files) {
+    CHECK(sodium_init() >= 0);
+    char prefix[300], kpath[320], ppath[320], err[600] = "";
+    snprintf(prefix, sizeof prefix, "%s/k", test_tmpdir());
+    snprintf(kpath, sizeof kpath, "%s.key", prefix);
+    snprintf(ppath, sizeof ppath, "%s.pub", prefix);
+    uint8_t pk[MODEL_KEY_BYTES], pk2[MODEL_KEY_BYTES], sk[MODEL_SECRET_BYTES];
+    CHECKF(model_keygen(prefix, pk, err, sizeof err) == LAYA_OK, "%s", err);
+    struct stat sb;
+    CHECK(stat(kpath, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+    bytes before = read_file(kpath);
+    CHECK(model_keygen(prefix, NULL, err, sizeof err) != LAYA_OK && strstr(err, "not overwriting"));
+    bytes after = read_file(kpath);
+    CHECK(before.n == after.n && !memcmp(before.p, after.p, before.n));   /* the key survived */
+    free(before.p);
+    free(after.p);
+    CHECK(model_key_read(ppath, pk2, err, sizeof err) == LAYA_OK && !memcmp(pk, pk2, sizeof pk));
+    CHECK(model_key_read(kpath, pk2, err, sizeof err) != LAYA_OK && strstr(err, "secret key"));
+    CHECK(model_secret_read(ppath, sk, err, sizeof err) == LAYA_ERR_FORMAT);
+    CHECKF(model_secret_read(kpath, sk, err, sizeof err) == LAYA_OK, "%s", err);
+    crypto_sign_ed25519_sk_to_pk(pk2, sk);
+    CHECK(!memcmp(pk, pk2, sizeof pk));
+    CHECK(chmod(kpath, 0640) == 0);
+    CHECK(model_secret_read(kpath, sk, err, sizeof err) == LAYA_ERR_ARG && strstr(err, "chmod 600"));
+    for (size_t i = 0; i < sizeof sk; i++) CHECK(sk[i] == 0);   /* a refused key is not left in memory */
+    CHECK(chmod(kpath, 0600) == 0);
+    CHECK(model_secret_read(kpath, sk, err, sizeof err) == LAYA_OK);
+    /* a model signed with it loads once LAYA_TRUSTED_KEYS names the public key */
+    bytes b = valid_file(QT_F32, "e.safetensors");
+    free(b.p);
+    char path[512];
+    snprintf(path, sizeof path, "%s/e.safetensors", dir);
+    CHECK(model_sign_file(path, sk, NULL, err, sizeof err) == LAYA_OK);
+    sodium_memzero(sk, sizeof sk);
+    unsetenv("LAYA_ALLOW_UNSIGNED");
+    unsetenv("LAYA_TRUSTED_KEYS");
+    model *m = NULL;
+    CHECKF(model_load(path, &m, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "another key"), "%s", err);
+    char list[700];
+    snprintf(list, sizeof list, "/nonexistent.pub::%s", ppath);
+    setenv("LAYA_TRUSTED_KEYS", list, 1);
+    CHECK(model_load(path, &m, err, sizeof err) == LAYA_ERR_IO && strstr(err, "LAYA_TRUSTED_KEYS"));
+    setenv("LAYA_TRUSTED_KEYS", list + strlen("/nonexistent.pub:"), 1);
+    CHECKF(model_load(path, &m, err, sizeof err) == LAYA_OK, "%s", err);
+    model_free(m);
+    unsetenv("LAYA_TRUSTED_KEYS");
+    setenv("LAYA_ALLOW_UNSIGNED", "yes", 1);   /* only "1" allows */
+    char sig[600];
+    snprintf(sig, sizeof sig, "%s.sig", path);
+    unlink(sig);
+    CHECK(model_load(path, &m, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "not signed"));
+    setenv("LAYA_ALLOW_UNSIGNED", "1", 1);
+    CHECK(model_load(path, &m, err, sizeof err) == LAYA_OK);
+    model_free(m);
+    unsetenv("LAYA_ALLOW_UNSIGNED");
+}
+
+/* The shipped model's signature is the project key's (a stale .sig after a
+ * retraining fails here: re-sign it, models/MODEL.md). */
+TEST(model_sign_shipped_model_is_signed_by_the_project_key) {
+    const char *path = "models/default.safetensors";
+    if (access(path, R_OK) != 0) SKIP("no models/default.safetensors here");
+    model_trust t = {0};
+    model_sig_verdict v;
+    char err[600] = "";
+    CHECKF(model_sig_check_file(path, &t, &v, NULL, err, sizeof err) == LAYA_OK && v == MODEL_SIG_TRUSTED, "%s",
+           err);
 }

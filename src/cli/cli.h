@@ -14,8 +14,10 @@ _Noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  * $PREFIX/share/laya/default.safetensors. Static buffer. */
 const char *cli_model_path(const char *explicit_path);
 
-/* Loads the model or dies with the loader's detailed message. */
+/* Loads the model or dies with the loader's detailed message.
+ * cli_load_model_opts: allow_unsigned is --allow-unsigned (laya.h). */
 laya_model *cli_load_model(const char *explicit_path);
+laya_model *cli_load_model_opts(const char *explicit_path, int allow_unsigned);
 
 /* The personal-memory store to use: explicit (if non-NULL), else
  * $LAYA_MEMORY, else NULL (laya_memory_open's default,
@@ -51,5 +53,8 @@ int cmd_quantize(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_incognito(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -62,16 +62,19 @@ const char *cli_model_path(const char *explicit_path) {
     return buf;
 }
 
-laya_model *cli_load_model(const char *explicit_path) {
+laya_model *cli_load_model_opts(const char *explicit_path, int allow_unsigned) {
     const char *path = cli_model_path(explicit_path);
-    char err[512] = "";
+    char err[1024] = "";
     laya_model *m = NULL;
-    laya_status st = laya_model_load(path, &m, err, sizeof err);
+    laya_load_opts o = {.flags = allow_unsigned ? LAYA_LOAD_ALLOW_UNSIGNED : 0};
+    laya_status st = laya_model_load_opts(path, &o, &m, err, sizeof err);
     if (st != LAYA_OK)
-        cli_die("cannot load model '%s': %s%s%s\n  hint: pass --model PATH or set LAYA_MODEL",
-                path, laya_status_str(st), *err ? ": " : "", err);
+        cli_die("cannot load model '%s': %s%s%s%s", path, laya_status_str(st), *err ? ": " : "", err,
+                st == LAYA_ERR_SIGNATURE ? "" : "\n  hint: pass --model PATH or set LAYA_MODEL");
     return m;
 }
+
+laya_model *cli_load_model(const char *explicit_path) { return cli_load_model_opts(explicit_path, 0); }
 
 int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
     static const struct {

@@ -14,10 +14,11 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya complete [--model PATH] [-k 3] [--json] " CLI_SEARCH_USAGE "\n"
-            "                     TEXT\n"
+            "usage: laya complete [--model PATH] [--allow-unsigned] [-k 3] [--json]\n"
+            "                     " CLI_SEARCH_USAGE " TEXT\n"
             "Prints up to k suggestions for TEXT (what comes before the cursor), best first:\n"
-            "the probability, then the exact text to insert, quoted. TEXT - reads stdin.\n");
+            "the probability, then the exact text to insert, quoted. TEXT - reads stdin.\n"
+            "--allow-unsigned loads a model without a trusted signature (one you trained).\n");
 }
 
 /* s quoted as a C/JSON string: a leading space or a tab stays visible. */
@@ -62,7 +63,7 @@ static char *read_stdin(size_t *len) {
 
 int cmd_complete(int argc, char **argv) {
     const char *model_path = NULL, *text = NULL;
-    int k = 3, json = 0;
+    int k = 3, json = 0, allow_unsigned = 0;
     laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -81,6 +82,8 @@ int cmd_complete(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--allow-unsigned")) {
+            allow_unsigned = 1;
         } else if (!strcmp(a, "--")) {
             if (i + 1 < argc) text = argv[++i];
             if (i + 1 < argc) cli_die("complete: expected one TEXT argument (quote it)");
@@ -103,7 +106,7 @@ int cmd_complete(int argc, char **argv) {
     if (!utf8_valid((const uint8_t *)text, len))
         cli_die("complete: the text is not valid UTF-8 (check the terminal's locale)");
 
-    laya_model *m = cli_load_model(model_path);
+    laya_model *m = cli_load_model_opts(model_path, allow_unsigned);
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
     if (st == LAYA_OK) st = laya_session_set_search(s, &cfg);

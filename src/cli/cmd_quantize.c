@@ -15,11 +15,14 @@
 #include "cli.h"
 #include "kern/quant.h"
 #include "model/model.h"
+#include "model/model_sign.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: laya quantize IN OUT --bits 4|8 [--group 32|64|128]   (group default 64)\n"
+    fprintf(f, "usage: laya quantize IN OUT --bits 4|8 [--group 32|64|128] [--allow-unsigned]\n"
                "  writes OUT with every matrix (the embedding too) in group-wise affine q4 or q8,\n"
-               "  one f32 scale and bias per group of consecutive weights of a row\n");
+               "  one f32 scale and bias per group of consecutive weights of a row (group default\n"
+               "  64). IN must be signed by a trusted key unless --allow-unsigned (or\n"
+               "  LAYA_ALLOW_UNSIGNED=1); OUT is unsigned: laya sign OUT --key KEY.\n");
 }
 
 /* The model's weights back in the flat f32 layout (model_tensors order). */
@@ -75,7 +78,7 @@ static long long file_size(const char *path) {
 
 int cmd_quantize(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
-    int bits = 0;
+    int bits = 0, allow_unsigned = 0;
     long group = 64;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -83,7 +86,9 @@ int cmd_quantize(int argc, char **argv) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--bits") || !strcmp(a, "--group")) {
+        if (!strcmp(a, "--allow-unsigned")) {
+            allow_unsigned = 1;
+        } else if (!strcmp(a, "--bits") || !strcmp(a, "--group")) {
             if (i + 1 >= argc) cli_die("%s needs a value (laya quantize --help)", a);
             /* the exact values (4|8, 32|64|128) are checked below */
             if (a[2] == 'b') bits = (int)cli_int(a, argv[++i], 4, 8);
@@ -107,7 +112,12 @@ int cmd_quantize(int argc, char **argv) {
 
     model *m;
     char err[512] = "";
-    laya_status st = model_load(in, &m, err, sizeof err);
+    uint8_t keys[MODEL_MAX_TRUSTED][MODEL_KEY_BYTES];
+    model_trust t = {0};
+    laya_status st = model_trust_env(&t, keys, err, sizeof err);
+    if (st != LAYA_OK) cli_die("%s", err);
+    t.allow_unsigned |= allow_unsigned;
+    st = model_load_opts(in, &t, &m, err, sizeof err);
     if (st != LAYA_OK) cli_die("%s (%s)", err, laya_status_str(st));
     float *p = params_of(m);
     uint8_t *blob;

@@ -31,7 +31,8 @@ enum { STDIO_MAX_LINE = 8 << 20, STDIO_SESSIONS = 16, SOCKET_SESSIONS = 64 };
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--max-sessions N]\n"
+            "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--allow-unsigned]\n"
+            "                  [--max-sessions N]\n"
             "                  [--max-line BYTES] [--max-clients N] [--workers N]\n"
             "                  [--client-sessions N] [--memory PATH | --no-learn]\n"
             "                  " CLI_SEARCH_USAGE "\n"
@@ -43,6 +44,7 @@ static void usage(FILE *f) {
             "--socket [PATH]    a daemon on a Unix socket (0600), default\n"
             "                   $XDG_RUNTIME_DIR/laya/laya.sock; lines up to 1 MiB; stops on\n"
             "                   SIGTERM/SIGINT and removes the socket\n"
+            "--allow-unsigned   load a model without a trusted signature (one you trained)\n"
             "--workers N        threads answering socket requests (default: the cores, 4..16):\n"
             "                   one client's long request holds one of them, not the daemon\n"
             "--memory PATH      the personal memory commits go to (else $LAYA_MEMORY, else\n"
@@ -82,19 +84,21 @@ static int serve_stdio(proto *p) {
 
 typedef struct {
     const char *path;
+    int allow_unsigned;
     laya_model *m;
     laya_status st;
-    char err[512];
+    char err[1024];
 } load_job;
 
 static void load_model(void *v) {
     load_job *j = v;
-    j->st = laya_model_load(j->path, &j->m, j->err, sizeof j->err);
+    laya_load_opts o = {.flags = j->allow_unsigned ? LAYA_LOAD_ALLOW_UNSIGNED : 0};
+    j->st = laya_model_load_opts(j->path, &o, &j->m, j->err, sizeof j->err);
 }
 
 int cmd_serve(int argc, char **argv) {
     const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL;
-    int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0;
+    int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0, allow_unsigned = 0;
     laya_search_opts cfg = laya_search_defaults();
     srv_cfg scfg = srv_cfg_default();
     for (int i = 1; i < argc; i++) {
@@ -113,6 +117,8 @@ int cmd_serve(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--stdio")) {
             stdio = 1;
+        } else if (!strcmp(a, "--allow-unsigned")) {
+            allow_unsigned = 1;
         } else if (!strcmp(a, "--socket")) {
             sock = 1;
             if (v && v[0] != '-') {
@@ -152,7 +158,7 @@ int cmd_serve(int argc, char **argv) {
     laya_memory *mem = no_learn ? NULL : cli_open_memory(memory_path);
     scfg.memory = mem;
 
-    char err[512] = "", def[256];
+    char err[1024] = "", def[256];
     srv *s = NULL;
     if (sock) {
         /* Bind before loading the model: a second daemon is refused at
@@ -164,7 +170,7 @@ int cmd_serve(int argc, char **argv) {
         if (srv_open(sock_path, sock_path == def, &scfg, &s, err, sizeof err) != LAYA_OK)
             cli_die("serve: %s", err);
     }
-    load_job job = {.path = cli_model_path(model_path)};
+    load_job job = {.path = cli_model_path(model_path), .allow_unsigned = allow_unsigned};
     if (s && !srv_run_task(s, load_model, &job)) {
         /* SIGTERM or SIGINT while loading: the load is abandoned. exit,
          * not return: the loading thread may still write into job. */
@@ -179,8 +185,8 @@ int cmd_serve(int argc, char **argv) {
     snprintf(err, sizeof err, "%s", job.err);
     if (st != LAYA_OK) {
         srv_close(s);   /* the socket goes before the message, so no stale one is left */
-        cli_die("cannot load model '%s': %s%s%s\n  hint: pass --model PATH or set LAYA_MODEL", mpath,
-                laya_status_str(st), *err ? ": " : "", err);
+        cli_die("cannot load model '%s': %s%s%s%s", mpath, laya_status_str(st), *err ? ": " : "", err,
+                st == LAYA_ERR_SIGNATURE ? "" : "\n  hint: pass --model PATH or set LAYA_MODEL");
     }
     if (mem && laya_memory_prepare(mem, err, sizeof err) != LAYA_OK)
         fprintf(stderr, "laya: serve: the memory could not be read (%s); going on with what was read\n", err);

@@ -30,7 +30,8 @@ static const char USAGE[] =
     "                                 (default) runs the GRU recurrences as persistent kernels\n"
     "                                 when H is 192, 384, 576 or 768 and --batch a multiple of 64\n"
     "Writes OUTDIR/log.csv, OUTDIR/best.safetensors (best validation loss), OUTDIR/last.ckpt,\n"
-    "OUTDIR/loss.png. Ctrl-C stops cleanly after the current step (checkpoint written).\n";
+    "OUTDIR/loss.png. Ctrl-C stops cleanly after the current step (checkpoint written).\n"
+    "The model is unsigned: LAYA_ALLOW_UNSIGNED=1 loads it, or laya sign it with your key.\n";
 
 static volatile int stop_flag;
 static void on_signal(int sig) { (void)sig; stop_flag = 1; }
@@ -212,5 +213,8 @@ int cmd_train(int argc, char **argv) {
     int plotted = plot(o.out_dir, o.n_valid);
     fprintf(stderr, "laya train: %s in %s (log.csv, best.safetensors, last.ckpt%s)\n",
             stop_flag ? "stopped; resume with --resume" : "done", o.out_dir, plotted ? ", loss.png" : "");
+    fprintf(stderr, "laya train: best.safetensors is unsigned: load it with LAYA_ALLOW_UNSIGNED=1, or sign it "
+                    "(laya sign %s/best.safetensors --key KEY.key) and trust your key (LAYA_TRUSTED_KEYS=KEY.pub)\n",
+            o.out_dir);
     return 0;
 }

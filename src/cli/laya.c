@@ -20,6 +20,9 @@ static const struct {
     {"quantize", cmd_quantize, "write a q4/q8 model: laya quantize IN OUT --bits 4|8 [--group 64]"},
     {"memory", cmd_memory, "what Laya learned: laya memory list|add|forget|export|path"},
     {"incognito", cmd_incognito, "stop or resume learning everywhere: laya incognito on|off|status"},
+    {"keygen", cmd_keygen, "make a key pair for signing models: laya keygen [--out PREFIX]"},
+    {"sign", cmd_sign, "sign a model: laya sign MODEL --key PREFIX.key (writes MODEL.sig)"},
+    {"verify", cmd_verify, "check a model's signature: laya verify MODEL [--pubkey PREFIX.pub]"},
 };
 
 static void usage(FILE *f) {
@@ -27,7 +30,8 @@ static void usage(FILE *f) {
                "       laya --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\nThe model is --model PATH, else $LAYA_MODEL, else the shipped default.\n"
+    fprintf(f, "\nThe model is --model PATH, else $LAYA_MODEL, else the shipped default. Models must be\n"
+               "signed by a trusted key (laya verify); LAYA_ALLOW_UNSIGNED=1 loads ones you trained.\n"
                "The manual: man laya (docs/laya.1).\n");
 }
 

@@ -93,8 +93,15 @@ typedef struct model {
 } model;
 
 /* Loads and validates a safetensors model file (see model_file.c for the
- * exact format); touches every weight once. *out owned by the caller. */
+ * exact format); touches every weight once. *out owned by the caller.
+ * model_load applies laya_model_load's trust (the project keys and the
+ * environment, model_sign.h: model_trust_env); model_load_opts exactly
+ * the trust given. Untrusted files are refused with LAYA_ERR_SIGNATURE
+ * before they are parsed. */
+struct model_trust;
 laya_status model_load(const char *path, model **out, char *err, size_t errlen);
+laya_status model_load_opts(const char *path, const struct model_trust *trust, model **out, char *err,
+                            size_t errlen);
 void model_free(model *m);
 
 /* Builds an inference model over f32 parameters the caller owns (no copy;

@@ -1,0 +1,90 @@
+/* model_sign.h - Ed25519 signatures of model files (C5), libsodium.
+ *
+ * A model file MODEL is signed by MODEL.sig, one text line:
+ *     laya-model-signature-v1 <public key, 64 hex> <signature, 128 hex>\n
+ * The signature is Ed25519 (PureEdDSA, crypto_sign_detached) over the whole
+ * file's bytes, not over a hash of them: it is the standard construction
+ * (any Ed25519 tool can check it), there is no prehash to get wrong, and
+ * verifying costs one SHA-512 pass over the mapped file (about what a
+ * BLAKE2b prehash would). The public key in the .sig only names the signer
+ * for messages and to tell "signed by another key" from "modified after
+ * signing"; trust comes from the trusted keys alone.
+ *
+ * Key files (laya keygen), one text line each:
+ *     PREFIX.pub  laya-ed25519-public-v1 <64 hex>\n
+ *     PREFIX.key  laya-ed25519-secret-v1 <128 hex>\n   (mode 0600; libsodium's
+ *                 64-byte secret key: the seed, then the public key)
+ *
+ * The check runs on the mapped bytes before any parsing, so with a
+ * signature required no unauthenticated byte reaches the parser. Built
+ * with -DLAYA_FUZZ the loader skips it (and the checksum) so that mutated
+ * files reach the parser; no other build can. */
+#ifndef LAYA_MODEL_SIGN_H
+#define LAYA_MODEL_SIGN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "laya.h"
+
+enum { MODEL_KEY_BYTES = 32, MODEL_SECRET_BYTES = 64, MODEL_SIG_BYTES = 64, MODEL_MAX_TRUSTED = 16 };
+
+/* What the loader trusts. */
+typedef struct model_trust {
+    int allow_unsigned;   /* load a model without a trusted signature (a .sig that does not
+                             match its file is still refused) */
+    int no_project_key;   /* trust keys[] only, not the compiled-in project keys */
+    int no_signature_check;   /* structure only: laya sign checks a model before signing it */
+    const uint8_t (*keys)[MODEL_KEY_BYTES];   /* (n_keys) more trusted public keys */
+    int n_keys;
+} model_trust;
+
+/* The compiled-in project public keys; returns how many. */
+int model_project_keys(const uint8_t (**keys)[MODEL_KEY_BYTES]);
+
+/* The policy of laya_model_load: the project keys, plus the environment:
+ * LAYA_ALLOW_UNSIGNED=1 sets allow_unsigned, LAYA_TRUSTED_KEYS (public key
+ * files separated by ':') adds keys, read into store (MODEL_MAX_TRUSTED).
+ * LAYA_ERR_IO/FORMAT with a sentence in err when a listed file is bad. */
+laya_status model_trust_env(model_trust *t, uint8_t (*store)[MODEL_KEY_BYTES], char *err, size_t errlen);
+
+/* How a file stands against a trust. */
+typedef enum {
+    MODEL_SIG_TRUSTED = 0,   /* a valid signature by a trusted key */
+    MODEL_SIG_UNSIGNED,      /* no MODEL.sig */
+    MODEL_SIG_UNTRUSTED,     /* a valid signature by a key not trusted */
+    MODEL_SIG_BAD            /* MODEL.sig malformed, or not matching the file */
+} model_sig_verdict;
+
+/* Checks file[0..len) (the bytes of path) against path.sig. LAYA_OK when
+ * trusted, or when allowed (allow_unsigned: UNSIGNED, UNTRUSTED);
+ * otherwise LAYA_ERR_SIGNATURE (LAYA_ERR_IO when the .sig cannot be read)
+ * with err saying which case and what to do. verdict and signer (the key
+ * in the .sig, when there is one) are optional outputs. */
+laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, const model_trust *t,
+                            model_sig_verdict *verdict, uint8_t signer[MODEL_KEY_BYTES], char *err,
+                            size_t errlen);
+
+/* model_sig_check on the bytes of the file at path. */
+laya_status model_sig_check_file(const char *path, const model_trust *t, model_sig_verdict *verdict,
+                                 uint8_t signer[MODEL_KEY_BYTES], char *err, size_t errlen);
+
+/* Reads a public key file (a secret key file is refused). */
+laya_status model_key_read(const char *path, uint8_t pk[MODEL_KEY_BYTES], char *err, size_t errlen);
+/* Reads a secret key file; refuses one that group or others may read. The
+ * caller wipes sk (sodium_memzero) when done. */
+laya_status model_secret_read(const char *path, uint8_t sk[MODEL_SECRET_BYTES], char *err, size_t errlen);
+
+/* A new key pair: PREFIX.key (0600) and PREFIX.pub. Refuses to overwrite
+ * either (nothing is written then). pk (optional) gets the public key. */
+laya_status model_keygen(const char *prefix, uint8_t pk[MODEL_KEY_BYTES], char *err, size_t errlen);
+
+/* Writes sig_path (NULL: model_path.sig), atomically, signing the bytes of
+ * model_path with sk. It does not look inside the file: laya sign loads the
+ * model first. */
+laya_status model_sign_file(const char *model_path, const uint8_t sk[MODEL_SECRET_BYTES], const char *sig_path,
+                            char *err, size_t errlen);
+
+/* 16 hex digits naming a key in messages: its first 8 bytes. */
+void model_key_id(const uint8_t pk[MODEL_KEY_BYTES], char id[17]);
+
+#endif
