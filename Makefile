@@ -4,6 +4,7 @@
 #   make bench      benchmarks (print tables; never part of the tests)
 #   make corpus     fetch and build the training corpora (network, slow)
 #   make SANITIZE=address,undefined test   the same under sanitizers (build-san/)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (clang-14, ASan+UBSan)
 # Nothing is built with -ffast-math (the references least of all). ISA flags
 # are per file for the keystroke path (*_avx2.c, *_avx512.c: it runs on any
 # x86-64 and picks its kernels at run time), but src/train is compiled whole
@@ -42,6 +43,13 @@ ISA_AVX2   = -mavx2 -mfma -mf16c
 ISA_AVX512 = $(ISA_AVX2) -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni
 $(BUILD)/%_avx2.o:   CFLAGS += $(ISA_AVX2)
 $(BUILD)/%_avx512.o: CFLAGS += $(ISA_AVX512)
+# The fuzz build (make fuzz, below) leaves UBSan out of the per-ISA vector
+# files: clang-14 spends over 5 minutes instrumenting each of them (ASan
+# alone: about one), and the gcc sanitizer build (SANITIZE=address,undefined)
+# runs them under UBSan in the tests.
+ifneq ($(findstring LAYA_FUZZ,$(XCFLAGS)),)
+$(BUILD)/%_avx2.o $(BUILD)/%_avx512.o: CFLAGS += -fno-sanitize=undefined
+endif
 # The trainer is throughput code for machines from 2015 on (AVX2+FMA).
 $(BUILD)/src/train/%.o: CFLAGS += -O3 -march=x86-64-v3
 
@@ -295,3 +303,75 @@ bench-cuda: $(CUDA_BUILD)/laya_cuda_bench
 MODEL ?= models/default.safetensors
 bench-daemon: $(BUILD)/laya
 	python3 bench/daemon_load.py --laya $(BUILD)/laya --model $(MODEL)
+
+# ---- fuzzing (issue 17): libFuzzer targets under fuzz/ ------------------------
+#   make fuzz          each target for FUZZ_SECONDS (default 60), ASan+UBSan; a
+#                      crash stops it (the input is in build-fuzz/crash/)
+#   make fuzz-seeds    rewrites the seed corpora fuzz/corpus/<target>/ (committed)
+#   make fuzz-cov      the library's line and function coverage over the corpora
+# The library is built again with clang-14 into build-fuzz/ with -DLAYA_FUZZ,
+# which alone turns off the model loader's signature and checksum checks
+# (model_sign.h), so that mutated files reach the parser. New inputs go to
+# build-fuzz/corpus/<target>/, never into the repository.
+FUZZ_CC      ?= clang-14
+FUZZ_COV     ?= llvm-cov-14
+FUZZ_PROF    ?= llvm-profdata-14
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD    = build-fuzz
+FUZZ_TARGETS  = model tok proto session
+# nonnull-attribute is recoverable only so that fuzz/ubsan.supp can name
+# findings waiting for a fix; halt_on_error stops on every other one.
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize-recover=nonnull-attribute \
+                -fno-omit-frame-pointer
+FUZZ_ENV      = UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=fuzz/ubsan.supp
+# clang's -Wconstant-logical-operand flags the kernel templates' constant
+# conditions (kern_q_tmpl.h), which gcc accepts.
+FUZZ_WARN     = -Wno-constant-logical-operand
+FUZZ_XCFLAGS  = -DLAYA_FUZZ -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(FUZZ_WARN)
+FUZZ_COVFLAGS = -DLAYA_FUZZ -fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping $(FUZZ_WARN)
+FUZZ_SRC      = fuzz/fuzz_common.c
+
+.PHONY: fuzz fuzz-lib fuzz-bins fuzz-seeds fuzz-cov
+fuzz-lib:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) XCFLAGS="$(FUZZ_XCFLAGS)" $(FUZZ_BUILD)/liblaya.a
+
+fuzz-bins: fuzz-lib
+	for t in $(FUZZ_TARGETS); do \
+	  $(FUZZ_CC) $(CFLAGS) $(FUZZ_XCFLAGS) -fsanitize=fuzzer -Ifuzz -o $(FUZZ_BUILD)/fuzz_$$t fuzz/fuzz_$$t.c \
+	    $(FUZZ_SRC) $(FUZZ_BUILD)/liblaya.a $(LDLIBS) || exit 1; \
+	done
+
+fuzz: fuzz-bins
+	@mkdir -p $(FUZZ_BUILD)/crash
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  case $$t in model) len=65536 ;; *) len=8192 ;; esac; \
+	  $(FUZZ_ENV) $(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$len -print_final_stats=1 -timeout=20 \
+	    -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_BUILD)/crash/$$t- \
+	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t >$(FUZZ_BUILD)/$$t.log 2>&1 || \
+	    { tail -n 80 $(FUZZ_BUILD)/$$t.log; echo "fuzz_$$t: FAILED (input in $(FUZZ_BUILD)/crash/)"; exit 1; }; \
+	  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+[[:space:]]+DONE)' $(FUZZ_BUILD)/$$t.log; \
+	done
+
+fuzz-seeds: $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -Ifuzz -o $(BUILD)/fuzz_seeds fuzz/fuzz_seeds.c $(FUZZ_SRC) $(BUILD)/liblaya.a $(LDLIBS)
+	$(BUILD)/fuzz_seeds fuzz/corpus
+
+# Coverage: the targets built with clang's source-based coverage (no
+# sanitizers), each run once over its corpora (-runs=0), then llvm-cov's
+# summary of src/ (the fuzz drivers left out).
+fuzz-cov:
+	$(MAKE) BUILD=build-fuzz-cov CC=$(FUZZ_CC) XCFLAGS="$(FUZZ_COVFLAGS)" build-fuzz-cov/liblaya.a
+	rm -f build-fuzz-cov/*.profraw
+	for t in $(FUZZ_TARGETS); do \
+	  $(FUZZ_CC) $(CFLAGS) $(FUZZ_COVFLAGS) -fsanitize=fuzzer -Ifuzz -o build-fuzz-cov/fuzz_$$t fuzz/fuzz_$$t.c \
+	    $(FUZZ_SRC) build-fuzz-cov/liblaya.a $(LDLIBS) || exit 1; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  LLVM_PROFILE_FILE=build-fuzz-cov/$$t.profraw build-fuzz-cov/fuzz_$$t -runs=0 \
+	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t >build-fuzz-cov/$$t.log 2>&1 || exit 1; \
+	done
+	$(FUZZ_PROF) merge -sparse -o build-fuzz-cov/all.profdata build-fuzz-cov/*.profraw
+	$(FUZZ_COV) report build-fuzz-cov/fuzz_model $(FUZZ_TARGETS:%=-object build-fuzz-cov/fuzz_%) \
+	  -instr-profile=build-fuzz-cov/all.profdata -ignore-filename-regex='fuzz/' | tee build-fuzz-cov/report.txt
+
