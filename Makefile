@@ -5,6 +5,7 @@
 #   make corpus     fetch and build the training corpora (network, slow)
 #   make SANITIZE=address,undefined test   the same under sanitizers (build-san/)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (clang-14, ASan+UBSan)
+#   make soak       the daemon under mixed clients for SOAK_SECONDS
 # Nothing is built with -ffast-math (the references least of all). ISA flags
 # are per file for the keystroke path (*_avx2.c, *_avx512.c: it runs on any
 # x86-64 and picks its kernels at run time), but src/train is compiled whole
@@ -375,3 +376,14 @@ fuzz-cov:
 	$(FUZZ_COV) report build-fuzz-cov/fuzz_model $(FUZZ_TARGETS:%=-object build-fuzz-cov/fuzz_%) \
 	  -instr-profile=build-fuzz-cov/all.profdata -ignore-filename-regex='fuzz/' | tee build-fuzz-cov/report.txt
 
+# ---- soak (issue 17): the daemon under mixed clients ---------------------------
+#   make soak [SOAK_SECONDS=1800] [SOAK_INTERVAL=60]   build/soak/{soak.md,soak.csv,soak.png}
+# Typing clients beside vanishing, garbage, huge-line, slow-reading,
+# 10,000-session and huge-score ones (bench/soak.py); fails on any error
+# reply to a valid request, a lost reply or a dead daemon.
+SOAK_SECONDS  ?= 1800
+SOAK_INTERVAL ?= 60
+.PHONY: soak
+soak: $(BUILD)/laya
+	python3 bench/soak.py --laya $(BUILD)/laya --model $(MODEL) --seconds $(SOAK_SECONDS) \
+	  --interval $(SOAK_INTERVAL) --out $(BUILD)/soak
