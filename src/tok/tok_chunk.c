@@ -191,15 +191,33 @@ size_t tok_chunk_end(const uint8_t *s, size_t n, size_t start) {
     }
 }
 
-/* Length of an incomplete UTF-8 sequence at the end of s (0 if none): bytes
- * that a later keystroke may complete into one code point. */
+/* 1 if b may follow lead in a valid sequence (RFC 3629's ranges: no
+ * overlong form, no surrogate, nothing above U+10FFFF). */
+static int second_ok(uint8_t lead, uint8_t b) {
+    switch (lead) {
+    case 0xE0: return b >= 0xA0 && b <= 0xBF;
+    case 0xED: return b >= 0x80 && b <= 0x9F;
+    case 0xF0: return b >= 0x90 && b <= 0xBF;
+    case 0xF4: return b >= 0x80 && b <= 0x8F;
+    default: return (b & 0xC0) == 0x80;
+    }
+}
+
+/* Length of an incomplete UTF-8 sequence at the end of s (0 if none): the
+ * bytes of a valid prefix of one code point, which a later keystroke may
+ * complete. A lead followed by a byte outside its range (F4 B0, E0 80, ED
+ * A0) can never be completed: those bytes are C_BAD chunks already, final
+ * whatever follows, as the engine's utf8_incomplete_tail has it (treating
+ * them as pending made a session edited into such a text keep a token that
+ * a fresh session did not: fuzz/fuzz_session.c found it). */
 static size_t incomplete_tail(const uint8_t *s, size_t n) {
     for (size_t k = 1; k <= 3 && k <= n; k++) {
         uint8_t b = s[n - k];
         if ((b & 0xC0) == 0x80) continue;   /* continuation: look further back */
         size_t need = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 && b <= 0xEF ? 3
                     : b >= 0xC2 && b <= 0xDF ? 2 : 1;
-        return need > k ? k : 0;
+        if (need <= k || (k >= 2 && !second_ok(b, s[n - k + 1]))) return 0;
+        return k;
     }
     return 0;
 }
