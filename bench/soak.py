@@ -252,6 +252,7 @@ set ylabel 'good clients: round trip (ms)'
 set logscale y
 set y2label 'daemon resident memory (MB)'
 set y2tics
+set y2range [0:*]
 set ytics nomirror
 set key top left
 plot '%s' every ::1 using ($1/60):3 with linespoints lw 2 title 'p50', \\
