@@ -20,6 +20,8 @@ BUILD    ?= build
 CFLAGS   = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
            -Wno-unused-parameter -Iinclude -Isrc -fopenmp
 LDLIBS   = -ljansson -lsodium -lsqlite3 -lm -fopenmp
+# XCFLAGS: more flags for every object (the fuzz build's, below).
+CFLAGS  += $(XCFLAGS)
 
 ifneq ($(SANITIZE),)
   BUILD   = build-san

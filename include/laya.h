@@ -124,6 +124,7 @@ typedef struct {
     float len_exp;    /* rank by prob * chars^len_exp, 0..4 (1: expected keystrokes saved) */
     int max_steps;    /* model steps per keystroke, 1..LAYA_MAX_STEPS: the latency budget */
     int prune;        /* 1: skip work that cannot change the result (exact); 0: the reference */
+    float min_prob;   /* suggestions less likely than this are not shown, 0..1 */
 } laya_search_opts;
 
 laya_search_opts laya_search_defaults(void);

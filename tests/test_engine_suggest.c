@@ -111,7 +111,7 @@ TEST(engine_suggest_invariants_catch_broken_lists) {
     char why[256];
     CHECK(laya_suggest(s, 3, out, &n) == LAYA_OK && n == 3);
     CHECKF(engine_suggest_invariants(s, 3, out, n, why, sizeof why) == LAYA_OK, "%s", why);
-    for (int e = 0; e < 8; e++) {
+    for (int e = 0; e < 9; e++) {
         memcpy(bad, out, sizeof out);
         int nb = 3, k = 3;
         if (e == 0) { bad[0] = out[1]; bad[1] = out[0]; }       /* swapped */
@@ -122,6 +122,7 @@ TEST(engine_suggest_invariants_catch_broken_lists) {
         if (e == 5) { bad[1].text = "XX "; bad[1].len = 3; }     /* blank at the end */
         if (e == 6) bad[2].prob = 0;
         if (e == 7) k = 2;                                       /* 3 for k = 2 */
+        if (e == 8) bad[2].prob = c.min_prob / 2;                /* below the floor */
         CHECKF(engine_suggest_invariants(s, k, bad, nb, why, sizeof why) == LAYA_ERR_INTERNAL,
                "edit %d passed", e);
         printf("    edit %d: %s\n", e, why);
@@ -317,22 +318,28 @@ TEST(engine_suggest_reuse_matches_fresh) {
 /* Pruning hopeless leaves (suggest.c) against the reference search: typing a
  * text character by character with pruning on and off gives the same
  * suggestions, texts and probabilities bit for bit, at k = 1 and 3 and
- * several beams and budgets, while the pruned search steps fewer nodes. */
+ * several beams, budgets and probability floors (a floor hides candidates,
+ * so the bound the pruning uses counts only those shown), while the pruned
+ * search steps fewer nodes. */
 TEST(engine_suggest_pruning_is_exact) {
     float *params = NULL;
     laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
     CHECK(lm);
     const char *text = te_text;
     size_t len = text_head(300);
-    static const int cfgs[][3] = {{3, 3, 12}, {4, 5, 40}, {2, 3, 6}, {1, 2, 3}};
+    static const struct {
+        int beam, max_tokens, max_steps;
+        float min_prob;
+    } cfgs[] = {{3, 3, 12, 0.002f}, {4, 5, 40, 0}, {2, 3, 6, 0.05f}, {1, 2, 3, 0}, {3, 3, 12, 0.2f}};
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++)
         for (int k = 1; k <= 3; k += 2) {
             laya_session *s[2] = {NULL, NULL};
             for (int v = 0; v < 2; v++) {
                 engine_cfg c = engine_cfg_default();
-                c.beam = cfgs[ci][0];
-                c.max_tokens = cfgs[ci][1];
-                c.max_steps = cfgs[ci][2];
+                c.beam = cfgs[ci].beam;
+                c.max_tokens = cfgs[ci].max_tokens;
+                c.max_steps = cfgs[ci].max_steps;
+                c.min_prob = cfgs[ci].min_prob;
                 c.prune = v;
                 CHECK(laya_session_new(lm, &s[v]) == LAYA_OK && engine_set_cfg(s[v], &c) == LAYA_OK);
             }

@@ -1,7 +1,8 @@
 /* cmd_complete.c - `laya complete [options] TEXT`: prints the k suggestions
  * for TEXT (the text before the cursor), best first, one per line with its
  * probability; --json prints one JSON object instead. TEXT "-" reads the
- * text from stdin (all of it, trailing newline included). */
+ * text from stdin, less one trailing newline (echo's, or a here-string's:
+ * with it, the suggestions were those for the start of a new line). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -16,8 +17,10 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: laya complete [--model PATH] [--allow-unsigned] [-k 3] [--json]\n"
             "                     " CLI_SEARCH_USAGE " TEXT\n"
-            "Prints up to k suggestions for TEXT (what comes before the cursor), best first:\n"
-            "the probability, then the exact text to insert, quoted. TEXT - reads stdin.\n"
+            "Prints up to k suggestions for TEXT (what comes before the cursor), best first\n"
+            "(by expected keystrokes saved: probability times characters), each as its\n"
+            "probability, then the exact text to insert, quoted. TEXT - reads stdin, less one\n"
+            "trailing newline. --min-prob P hides suggestions less likely than P (0.002).\n"
             "--allow-unsigned loads a model without a trusted signature (one you trained).\n");
 }
 
@@ -101,8 +104,13 @@ int cmd_complete(int argc, char **argv) {
     }
     size_t len;
     char *owned = NULL;
-    if (!strcmp(text, "-")) text = owned = read_stdin(&len);
-    else len = strlen(text);
+    if (!strcmp(text, "-")) {
+        text = owned = read_stdin(&len);
+        if (len && text[len - 1] == '\n') len--;
+        if (len && text[len - 1] == '\r') len--;
+    } else {
+        len = strlen(text);
+    }
     if (!utf8_valid((const uint8_t *)text, len))
         cli_die("complete: the text is not valid UTF-8 (check the terminal's locale)");
 

@@ -12,10 +12,10 @@
  *
  * Memory per session is constant: (ENGINE_RING + ENGINE_SPARSE + 2) states
  * of S + H floats (S = model_state_floats), the search's ENGINE_NODES more
- * and about (ENGINE_MAX_BEAM + 3) V floats and V ids of search scratch
+ * and about (ENGINE_GEN_BEAMS + 3) V floats and V ids of search scratch
  * (suggest.c), plus the context bytes and 13 bytes per stable
  * token. For the default model (S = 6144, H = 768, V = 8192) that is about
- * 1.9 MB plus the text. The checkpoints bound a rewind: up to ENGINE_RING
+ * 2.2 MB plus the text. The checkpoints bound a rewind: up to ENGINE_RING
  * tokens back it is free; further back it re-reads at most the spacing of the
  * sparse checkpoints (64 tokens, doubling each time the sparse slots fill, so
  * about n/ENGINE_SPARSE tokens for a text of n tokens), and a context set
@@ -86,10 +86,16 @@ void laya_model_free(laya_model *lm) {
  * to a third less time. Then max_tokens 4 -> 3 (max_words is 2, which 3
  * tokens nearly always reach): English 3,000 chars KSR@3 0.456 either way,
  * p50 0.95 -> 0.86 ms, p99 2.21 -> 1.67 ms; Chinese 1,500 chars CSR@3
- * 0.125 -> 0.123, p50 1.24 -> 1.15 ms. A beam of 2 costs 1.7 points of KSR. */
+ * 0.125 -> 0.123, p50 1.24 -> 1.15 ms. A beam of 2 costs 1.7 points of KSR.
+ * min_prob 0.002 (2026-12-03, five English slices of valid.txt, 10,868
+ * chars, and six Chinese, 7,950): KSR@3 0.4099 / 0.4086 / 0.4081 and
+ * precision 0.264 / 0.263 / 0.264 at floors 0 / 0.002 / 0.005; Chinese
+ * CSR@3 0.1788 / 0.1783 / 0.1774, precision 0.190 / 0.202 / 0.218; at 0.01
+ * both lose 0.4 points. 0.002 hides what is nearly never taken (such as
+ * "tile" at 0.0012 after "send the rep") for a tenth of a point. */
 engine_cfg engine_cfg_default(void) {
     engine_cfg c = {.beam = 3, .max_tokens = 3, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
-                    .max_steps = 12, .prune = 1};
+                    .max_steps = 12, .prune = 1, .min_prob = 0.002f};
     return c;
 }
 
@@ -101,7 +107,8 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     if (!s || !c || c->beam < 1 || c->beam > ENGINE_MAX_BEAM || c->max_tokens < 1 ||
         c->max_tokens > LAYA_MAX_TOKENS || c->max_words < 1 || c->max_words > LAYA_MAX_WORDS || c->max_bytes < 1 ||
         c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
-        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1))
+        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1) ||
+        !(c->min_prob >= 0 && c->min_prob <= 1))
         return LAYA_ERR_ARG;
     s->ec = *c;
     return LAYA_OK;

@@ -32,7 +32,10 @@ typedef struct {
  * is matched (the summary). Nodes are keyed by (parent id, token) and kept
  * across keystrokes while the stable state (cur) does not change, so a
  * search that walks a path an earlier one walked steps no model. */
-enum { ENGINE_NODES = 48, ENGINE_TOPN = 24 };
+/* ENGINE_GEN_BEAMS: the beams of one depth of the search: up to the beam
+ * width that have matched the typed tail and as many that have not yet
+ * (suggest.c, next_generation). */
+enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM };
 typedef struct {
     ckpt c;
     uint64_t id;                  /* unique while cur is unchanged; 0: unused */
@@ -107,8 +110,8 @@ struct laya_session {
     uint64_t search_logits;         /* full (V) logits vectors they computed */
 
     /* Search scratch, allocated once with the session (engine_search_init). */
-    beam beams[2][ENGINE_MAX_BEAM];
-    expansion pool[ENGINE_MAX_BEAM * ENGINE_MAX_BEAM];
+    beam beams[2][ENGINE_GEN_BEAMS];
+    expansion pool[ENGINE_GEN_BEAMS * ENGINE_GEN_BEAMS];
     candidate cand[ENGINE_MAX_CAND];
     int n_cand;
     node nodes[ENGINE_NODES + 1];   /* the last one is the root: cur itself */

@@ -99,8 +99,8 @@ void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {
 laya_status engine_search_init(laya_session *s) {
     const model_cfg *c = &s->cfg;
     size_t per = model_state_floats(c) + (size_t)c->H;
-    size_t total = ENGINE_NODES * per + (size_t)(ENGINE_MAX_BEAM + 1) * (size_t)c->V +
-                   (size_t)ENGINE_MAX_BEAM * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_MAX_BEAM) +
+    size_t total = ENGINE_NODES * per + (size_t)(ENGINE_GEN_BEAMS + 1) * (size_t)c->V +
+                   (size_t)ENGINE_GEN_BEAMS * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_GEN_BEAMS) +
                    3 * (size_t)c->V;
     s->search_mem = malloc(total * sizeof(float));
     s->ids = malloc((size_t)c->V * sizeof(int32_t));
@@ -117,11 +117,11 @@ laya_status engine_search_init(laya_session *s) {
     s->root_logits = p;
     p += c->V;
     s->logits = p;
-    p += (size_t)ENGINE_MAX_BEAM * (size_t)c->V;
+    p += (size_t)ENGINE_GEN_BEAMS * (size_t)c->V;
     s->ybatch = p;
-    p += (size_t)ENGINE_MAX_BEAM * (size_t)c->H;
+    p += (size_t)ENGINE_GEN_BEAMS * (size_t)c->H;
     s->bscratch = p;
-    p += model_batch_scratch_floats(c, ENGINE_MAX_BEAM);
+    p += model_batch_scratch_floats(c, ENGINE_GEN_BEAMS);
     /* Which tokens the normaliser and the word-end mass count, and which
      * may be generated (summarize). */
     const uint8_t *fl = s->lm->tflags;
@@ -173,7 +173,7 @@ int engine_node_next(const laya_session *s, int32_t id) {
 /* A fresh node for the parent's path plus token id, the parent's state
  * copied in (to be stepped): the slot of the least recently used node that
  * no beam of this depth or the last one holds. -1 if none (cannot happen
- * while ENGINE_NODES >= 2 * ENGINE_MAX_BEAM). */
+ * while ENGINE_NODES >= 2 * ENGINE_GEN_BEAMS). */
 static int node_new(laya_session *s, int parent, int32_t id) {
     int victim = -1;
     for (int i = 0; i < ENGINE_NODES; i++) {
@@ -229,6 +229,8 @@ typedef struct {
     double pmass;          /* probability of the typed tail: the mass of every
                               expansion that covers it (see expand_constrained) */
     int k;                 /* suggestions asked for */
+    int split;             /* beams past the tail and inside it get width
+                              slots each (expand_constrained) */
 } search;
 
 /* 1 iff lead + gen + add is valid UTF-8 so far (complete or not). */
@@ -284,9 +286,10 @@ static int expansion_beats(const void *x, const void *y) {
     return ((const expansion *)x)->lp > ((const expansion *)y)->lp;
 }
 
-/* Adds expansion (parent, id, lp) to the pool, keeping per parent only the
- * best q->width (the parent's list starts at pool[start]): the pool is then
- * at most width^2. */
+/* Adds expansion (parent, id, lp) to the pool, keeping per list only the
+ * best q->width (the list starts at pool[start]; a parent has one list, or
+ * two while constrained: see expand_constrained): the pool is then at most
+ * ENGINE_GEN_BEAMS^2. */
 static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
     int n = q->np - start;
     expansion e = {.parent = parent, .id = id, .lp = lp};
@@ -341,13 +344,24 @@ static void expand_constrained(search *q, int bi) {
     } else {
         model_logits_ids(m, s->nodes[b->node].c.y, s->ids, n, lg);
     }
+    /* Two lists: the tokens that finish the tail and those that consume
+     * only part of it. A part's probability is not comparable with a whole
+     * word's: " up" (e^-7.9 after "thanks for the") is mostly the mass of
+     * " up" + " ", and " " (e^-6.6) of every word, while " update" (e^-12.8)
+     * is all about the word typed; in one list of three the splits crowded
+     * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
+     * keeps its best width (next_generation admits width of each kind). */
     int start = q->np;
-    for (int i = 0; i < n; i++) {
-        double lp = b->lp + (double)lg[i] - nd->lz;
-        size_t tn;
-        tok_bytes(tk, s->ids[i], &tn);
-        if (tn >= rn) q->pmass += exp(lp);
-        pool_add(q, start, bi, s->ids[i], lp);
+    for (int pass = 0; pass < 2; pass++) {
+        if (q->split) start = q->np;
+        for (int i = 0; i < n; i++) {
+            size_t tn;
+            tok_bytes(tk, s->ids[i], &tn);
+            if ((tn >= rn) != (pass == 0)) continue;
+            double lp = b->lp + (double)lg[i] - nd->lz;
+            if (pass == 0) q->pmass += exp(lp);
+            pool_add(q, start, bi, s->ids[i], lp);
+        }
     }
 }
 
@@ -377,7 +391,7 @@ static void summarize_free(search *q, int nb) {
     laya_session *s = q->s;
     const int H = s->cfg.H;
     const int32_t V = s->cfg.V;
-    int idx[ENGINE_MAX_BEAM], n = 0;
+    int idx[ENGINE_GEN_BEAMS], n = 0;
     for (int i = 0; i < nb; i++) {
         const beam *b = &s->beams[0][i];
         /* (a root rerooted onto a summarized node keeps its summary; its
@@ -442,18 +456,27 @@ static double cand_score(const laya_session *s, const uint8_t *text, int len, do
 
 static int double_beats(const void *x, const void *y) { return *(const double *)x > *(const double *)y; }
 
-/* The k-th best candidate score so far, 0 while there are fewer than k.
- * Scores only grow as paths add up, so it only grows during a search. */
-static double kth_score(const search *q) {
+/* The k-th best score so far among the candidates that will be shown, 0
+ * while there are fewer than k. Scores only grow as paths add up, so it
+ * only grows during a search. A candidate below the probability floor
+ * (ec.min_prob, after the division by the tail's mass) is not shown and
+ * bounds nothing; which ones those are is known only once the tail's mass
+ * is whole (final: no beam left inside the tail), so before that, with a
+ * floor, the bound is 0. */
+static double kth_score(const search *q, int final) {
     const laya_session *s = q->s;
     if (q->k <= 0 || s->n_cand < q->k) return 0;
+    double floor = (double)s->ec.min_prob;
+    if (floor > 0 && !final) return 0;
+    if (q->m > 0 && q->pmass > 0) floor *= q->pmass;
     double best[ENGINE_MAX_K];
     int n = 0;
     for (int i = 0; i < s->n_cand; i++) {
+        if (s->cand[i].prob < floor) continue;
         double v = cand_score(s, s->cand[i].text, s->cand[i].len, s->cand[i].prob);
         topk_insert(best, sizeof v, &n, q->k, &v, double_beats);
     }
-    return best[q->k - 1];
+    return n < q->k ? 0 : best[q->k - 1];
 }
 
 /* 1 if the new beam c can never be shown: a leaf (it will not expand: the
@@ -506,15 +529,17 @@ static int beam_find(const beam *gen, int nb, const beam *c) {
     return -1;
 }
 
-/* Fills generation 1 from the sorted pool: the best q->width expansions,
- * one beam per place, merging those that reach the same one (their
- * probabilities add, in log space), within the step budget. Each new
- * beam's parent node and token go to par_of and tok_of. Returns the count. */
+/* Fills generation 1 from the sorted pool: the best q->width expansions
+ * that have matched the tail and the best q->width that have not (so a
+ * generation holds at most ENGINE_GEN_BEAMS), one beam per place, merging
+ * those that reach the same one (their probabilities add, in log space),
+ * within the step budget. Each new beam's parent node and token go to
+ * par_of and tok_of. Returns the count. */
 static int next_generation(search *q, int *par_of, int32_t *tok_of) {
     laya_session *s = q->s;
     const expansion *p = s->pool;
-    int nb = 0;
-    for (int i = 0; i < q->np && nb < q->width; i++) {
+    int nb = 0, kind[2] = {0, 0};  /* beams inside the tail, past it (one kind unless q->split) */
+    for (int i = 0; i < q->np && kind[0] + kind[1] < (q->split ? 2 : 1) * q->width; i++) {
         const beam *par = &s->beams[0][p[i].parent];
         beam *c = &s->beams[1][nb];
         beam_child(q, par, p[i].id, c);
@@ -525,7 +550,10 @@ static int next_generation(search *q, int *par_of, int32_t *tok_of) {
             d->lp = hi + log1p(exp(lo - hi));
             continue;
         }
+        int past = q->split && c->r == q->m;
+        if (kind[past] == q->width) continue;
         if (q->steps_left == 0) break;
+        kind[past]++;
         c->lp = p[i].lp;
         par_of[nb] = par->node;
         tok_of[nb] = p[i].id;
@@ -540,10 +568,12 @@ static int next_generation(search *q, int *par_of, int32_t *tok_of) {
  * together in one batch; hopeless leaves (hopeless_leaf) get none (-1). */
 static void attach_nodes(search *q, int nb, const int *par_of, const int32_t *tok_of) {
     laya_session *s = q->s;
-    const double kth = kth_score(q);
-    model_state *st[ENGINE_MAX_BEAM];
-    float *ys[ENGINE_MAX_BEAM];
-    int32_t toks[ENGINE_MAX_BEAM];
+    int inside = 0;
+    for (int i = 0; i < nb; i++) inside |= s->beams[1][i].r < q->m;
+    const double kth = kth_score(q, !inside);
+    model_state *st[ENGINE_GEN_BEAMS];
+    float *ys[ENGINE_GEN_BEAMS];
+    int32_t toks[ENGINE_GEN_BEAMS];
     int nstep = 0;
     for (int i = 0; i < nb; i++) {
         beam *c = &s->beams[1][i];
@@ -574,12 +604,12 @@ static void attach_nodes(search *q, int nb, const int *par_of, const int32_t *to
  * attach_nodes); it becomes generation 0. Returns its size. */
 static int advance(search *q) {
     laya_session *s = q->s;
-    /* Sort the pool by score, best first (at most width^2 entries). */
+    /* Sort the pool by score, best first (at most ENGINE_GEN_BEAMS^2 entries). */
     expansion tmp;
     topk_sort(s->pool, sizeof *s->pool, q->np, expansion_beats, &tmp);
     s->stamp++;
-    int par_of[ENGINE_MAX_BEAM];
-    int32_t tok_of[ENGINE_MAX_BEAM];
+    int par_of[ENGINE_GEN_BEAMS];
+    int32_t tok_of[ENGINE_GEN_BEAMS];
     int nb = next_generation(q, par_of, tok_of);
     attach_nodes(q, nb, par_of, tok_of);
     /* The new generation becomes generation 0 (beams hold node indices). */
@@ -676,6 +706,14 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     if (s->nodes_ver != s->cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
     s->nodes[ENGINE_NODES].used = ++s->stamp;
     q.steps_left = s->ec.max_steps;
+    /* Inside a CJK run the tail's characters are whole (an input method
+     * commits them) and a token that covers part of it is the usual
+     * segmentation, not a split of a word: one list there. Two lists cost
+     * Chinese 0.8 points of CSR@3 over six 1,500-character slices of
+     * valid.txt (the extra beams spend the step budget) and gave English
+     * 1.5-3 points of KSR@3 on each of five 3,000-character ones. */
+    q.split = 1;
+    for (int i = 0; i < q.m && q.split; i++) q.split = !utf8_cjk_at(q.tail, (size_t)q.m, (size_t)i);
     beam *b0 = &s->beams[0][0];
     b0->node = ENGINE_NODES;
     b0->lp = 0;
@@ -708,6 +746,7 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     int n = 0;
     for (int i = 0; i < s->n_cand && n < k; i++) {
         const candidate *c = &s->cand[i];
+        if (c->prob < (double)s->ec.min_prob) continue;
         uint8_t *t = s->out_text[n];
         for (int j = 0; j < c->len; j++)
             t[j] = caps && c->text[j] >= 'a' && c->text[j] <= 'z' ? (uint8_t)(c->text[j] - 32) : c->text[j];
@@ -752,6 +791,7 @@ static laya_status check_one(const laya_session *s, const laya_suggestion *o, in
     memcpy(buf + nl, t, o->len);
     if (!utf8_valid(buf, nl + o->len)) return broken(why, whylen, i, "not complete UTF-8 after the context");
     if (!(o->prob > 0 && o->prob <= 1)) return broken(why, whylen, i, "probability outside (0, 1]");
+    if (o->prob < s->ec.min_prob) return broken(why, whylen, i, "below the probability floor");
     return LAYA_OK;
 }
 
@@ -774,8 +814,9 @@ laya_status engine_suggest_invariants(const laya_session *s, int k, const laya_s
         if (sc > prev * (1 + RANK_FLOAT_SLACK)) return broken(why, whylen, i, "ranks above the one before it");
     }
     /* Against the search's own list: best first by the exact score, and the
-     * suggestions its first distinct texts (in capitals when the tail was
-     * folded), so fewer than k only when fewer exist. */
+     * suggestions its first distinct texts at or above the probability
+     * floor (in capitals when the tail was folded), so fewer than k only
+     * when fewer exist. */
     int m = (int)(s->len - s->stable), caps = 0;
     uint8_t folded[ENGINE_MAX_TAIL];
     if (m <= ENGINE_MAX_TAIL) caps = fold_caps(s->ctx, s->stable, s->ctx + s->stable, m, folded);
@@ -790,7 +831,7 @@ laya_status engine_suggest_invariants(const laya_session *s, int k, const laya_s
         int dup = 0;
         for (int j = 0; j < d && j < n && !dup; j++)
             dup = out[j].len == (size_t)c->len && !memcmp(out[j].text, t, (size_t)c->len);
-        if (dup) continue;
+        if (dup || c->prob < (double)s->ec.min_prob) continue;
         if (d == k) break;
         if (d >= n)
             return err_set(why, whylen, LAYA_ERR_INTERNAL, "%d suggestions for k = %d, but a distinct candidate "

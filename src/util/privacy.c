@@ -11,7 +11,7 @@ static const char *const secret_words[] = {
     "authentication code", "security code",
     "passwort", "kennwort",             /* German */
     "mot de passe",                     /* French */
-    "contrase\xc3\xb1" "a",             /* Spanish contraseña */
+    "contrase\xc3\xb1\x61",             /* Spanish contraseña (\x61: a) */
     "senha",                            /* Portuguese */
     "wachtwoord",                       /* Dutch */
     "l\xc3\xb6senord",                  /* Swedish lösenord */

@@ -62,6 +62,12 @@ assert isinstance(o["us"], int)
 PY
 printf 'Best re' | "$LAYA" complete --model "$M" - >"$T/stdin.out"
 check "complete - reads stdin" cmp -s "$T/stdin.out" "$T/c.out"
+echo 'Best re' | "$LAYA" complete --model "$M" - >"$T/stdin-nl.out"
+check "complete - drops one trailing newline (echo's)" cmp -s "$T/stdin-nl.out" "$T/c.out"
+printf 'Best re\n\n' | "$LAYA" complete --model "$M" - >"$T/stdin-nl2.out"
+check "complete - keeps a second newline (the start of a new line)" sh -c "! cmp -s '$T/stdin-nl2.out' '$T/c.out'"
+"$LAYA" complete --model "$M" --min-prob 1 "Best re" >"$T/floor.out" 2>&1
+check "complete --min-prob 1 hides everything, saying so" grep -q 'no suggestion' "$T/floor.out"
 # stdin is limited to 16 MiB inclusive: exactly 16 MiB is read, one byte more is refused.
 python3 -c "import sys; sys.stdout.write('a ' * (8 << 20))" >"$T/16m.txt"
 "$LAYA" complete --model "$M" - <"$T/16m.txt" >/dev/null 2>"$T/16m.err"
@@ -85,6 +91,7 @@ expect_fail "complete refuses non-UTF-8" "not valid UTF-8" "$LAYA" complete --mo
 expect_fail "complete: missing model" "cannot load model" "$LAYA" complete --model "$T/nope.safetensors" "hi"
 expect_fail "complete: bad option" "unknown option" "$LAYA" complete --model "$M" --frobnicate "hi"
 expect_fail "complete: -k out of range" "expects a whole number" "$LAYA" complete --model "$M" -k 17 "hi"
+expect_fail "complete: --min-prob out of range" "expects a probability in 0..1" "$LAYA" complete --model "$M" --min-prob 1.5 "hi"
 expect_fail "complete: missing text" "missing TEXT" "$LAYA" complete --model "$M"
 expect_fail "complete: two texts" "one TEXT" "$LAYA" complete --model "$M" "a" "b"
 printf 'not a model' >"$T/junk.safetensors"
