@@ -76,6 +76,19 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     /* twice: a word seen once that the toy model finds improbable is junk */
     suggest(t, "I met Xavierra Plimpton today. Plimpton waved. Later Xavierra Pl", x, sizeof x);
     CHECKF(strstr(x, "impton") != NULL, "got '%s'", x);
+    /* ... but not what was typed after a password prompt (the same text
+     * after a colon that asks for no secret is proposed), and nothing at
+     * all while the cursor is in the secret */
+    suggest(t, "Note: Xavierra Plimpton Xavierra Plimpton\nok Xavierra Pl", x, sizeof x);
+    CHECKF(strstr(x, "impton") != NULL, "got '%s'", x);
+    laya_session_reset(t);
+    suggest(t, "Password: Xavierra Plimpton Xavierra Plimpton\nok Xavierra Pl", x, sizeof x);
+    CHECKF(!strstr(x, "impton"), "a secret proposed: '%s'", x);
+    laya_suggestion out[3];
+    int n = -1;
+    const char *in_secret = "[sudo] password for anna: Xavi";
+    CHECK(laya_session_set_context(t, in_secret, strlen(in_secret)) == LAYA_OK &&
+          laya_suggest(t, 3, out, &n) == LAYA_OK && n == 0);
     laya_session_free(t);
     laya_session_free(s);
     laya_session_free(off);

@@ -81,3 +81,43 @@ TEST(privacy_secret_prompt_reads_only_the_last_line_whatever_the_length) {
     const char bin[] = "\xff\x00\xfe password:";
     CHECK(privacy_secret_prompt(bin, sizeof bin - 1));
 }
+
+/* The cursor is in a secret from the prompt's colon to the end of its line,
+ * whatever has been typed after it; not on the next line. */
+TEST(privacy_secret_typed_covers_the_rest_of_the_prompt_line) {
+    static const char *const in[] = {"[sudo] password for anna:", "[sudo] password for anna: hun",
+                                     "git log\nPassword: hunter2 more", "Enter PIN: 12", "密码：abc"};
+    static const char *const out[] = {"Password: hunter2\nls -l", "Dear Sir: hello", "no prompt here", "",
+                                      "Pinned: notes"};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        CHECKF(privacy_secret_typed(in[i], strlen(in[i])), "not in a secret: \"%s\"", in[i]);
+    for (size_t i = 0; i < sizeof out / sizeof *out; i++)
+        CHECKF(!privacy_secret_typed(out[i], strlen(out[i])), "wrongly in a secret: \"%s\"", out[i]);
+}
+
+/* What follows a prompt is cut to the line's end, the prompt and the other
+ * lines stay; with `from`, only bytes from there on go, the line still read
+ * from its start (text arriving in pieces). */
+TEST(privacy_redact_removes_what_follows_a_prompt) {
+    static const struct {
+        const char *in, *want;
+        size_t from;
+    } cases[] = {
+        {"Password: hunter2\nls -l\n", "Password:\nls -l\n", 0},
+        {"hi\n[sudo] password for anna: s3cret\nthanks", "hi\n[sudo] password for anna:\nthanks", 0},
+        {"Dear Sir: hello\n", "Dear Sir: hello\n", 0},
+        {"Password: hunter2", "Password: hun", 13},   /* the first 13 bytes were kept before */
+        {"Password: hunter2\nok", "Password:\nok", 3},
+        {"密码：abc\n好", "密码：\n好", 0},
+        {"PIN: 1234\rPIN: 99", "PIN:\rPIN:", 0},
+        {"", "", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[128];
+        size_t n = strlen(cases[i].in);
+        memcpy(buf, cases[i].in, n);
+        n = privacy_redact(buf, n, cases[i].from);
+        CHECKF(n == strlen(cases[i].want) && !memcmp(buf, cases[i].want, n), "case %zu: \"%.*s\", want \"%s\"", i,
+               (int)n, buf, cases[i].want);
+    }
+}

@@ -30,6 +30,7 @@
 #include "kern/kern.h"
 #include "learn/learn_index.h"
 #include "util/err.h"
+#include "util/privacy.h"
 
 /* ---- models ---- */
 
@@ -447,6 +448,10 @@ laya_status laya_session_reset(laya_session *s) {
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;
+    /* After a prompt for a secret (a terminal's sudo, ssh or gpg prompt,
+     * which declares no field purpose) the rest of the line is the
+     * secret: nothing is shown (nor is it kept: learn_index, learn.c). */
+    if (privacy_secret_typed((const char *)s->ctx, s->len)) return LAYA_OK;
     return engine_suggest(s, k, out, n_out);
 }
 

@@ -3,9 +3,11 @@
 #include "learn/learn.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "util/err.h"
+#include "util/privacy.h"
 
 _Static_assert((int)LAYA_MEMORY_MAX_TEXT == (int)LEARN_STORE_MAX_TEXT,
                "laya.h and learn_store.h disagree on the commit limit");
@@ -110,6 +112,16 @@ laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len,
                                    char *err, size_t errlen) {
     if (learned) *learned = 0;
     if (!m || (!text && len)) return LAYA_ERR_ARG;
+    /* What follows a password prompt is cut before anything is kept
+     * ("Password: hunter2" is stored as "Password:"). */
+    char *copy = NULL;
+    if (len) {
+        copy = malloc(len);
+        if (!copy) return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory for a commit of %zu bytes", len);
+        memcpy(copy, text, len);
+        len = privacy_redact(copy, len, 0);
+        text = copy;
+    }
     learn_memory_lock(m);
     /* Others' commits first, so the index keeps the store's order; a failed
      * sync leaves the index stale, which the add below resolves. Before the
@@ -130,6 +142,7 @@ laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len,
         }
     }
     learn_memory_unlock(m);
+    free(copy);
     if (learned) *learned = id != 0;
     return st;
 }

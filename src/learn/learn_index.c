@@ -12,6 +12,7 @@
  * history, a quarter of the cap at a time, so amortised O(1) per byte). */
 #include "learn/learn_index.h"
 
+#include "util/privacy.h"
 #include "util/utf8.h"
 
 #include <math.h>
@@ -286,6 +287,8 @@ static laya_status append(learn_index *ix, const uint8_t *text, size_t len, int 
     if (sep && ix->n && ix->h[ix->n - 1] != '\n') ix->h[ix->n++] = '\n';
     memcpy(ix->h + ix->n, text, len);
     ix->n += len;
+    /* a secret typed after a password prompt is never kept (util/privacy.h) */
+    ix->n = privacy_redact((char *)ix->h, ix->n, from);
     if ((dropped ? rebuild(ix) : scan(ix, from)) == 0) return LAYA_OK;
     /* Out of memory: back to the history before this text. */
     ix->n = from;

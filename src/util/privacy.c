@@ -72,3 +72,49 @@ int privacy_secret_prompt(const char *text, size_t len) {
     }
     return 0;
 }
+
+/* The start of the line holding byte i (or of text, PRIVACY_MAX_LINE back
+ * at most: a longer line is read by its last part only, as above). */
+static size_t line_start(const char *text, size_t i) {
+    size_t lo = i > PRIVACY_MAX_LINE ? i - PRIVACY_MAX_LINE : 0;
+    while (i > lo && text[i - 1] != '\n' && text[i - 1] != '\r') i--;
+    return i;
+}
+
+/* The end of the first secret prompt of line text[ls..le) (the byte after
+ * its colon), or 0 if the line has none. */
+static size_t prompt_end(const char *text, size_t ls, size_t le) {
+    for (size_t i = ls; i < le; i++) {
+        size_t e = 0;
+        if (text[i] == ':') e = i + 1;
+        else if (i + 3 <= le && !memcmp(text + i, "\xef\xbc\x9a", 3)) e = i + 3;
+        if (e && privacy_secret_prompt(text + ls, e - ls)) return e;
+    }
+    return 0;
+}
+
+int privacy_secret_typed(const char *text, size_t len) {
+    if (!text || !len) return 0;
+    size_t ls = line_start(text, len);
+    return prompt_end(text, ls, len) != 0;
+}
+
+size_t privacy_redact(char *text, size_t len, size_t from) {
+    if (!text || from >= len) return len;
+    size_t ls = line_start(text, from);
+    while (ls < len) {
+        size_t le = ls;
+        while (le < len && text[le] != '\n' && text[le] != '\r') le++;
+        size_t e = prompt_end(text, ls, le);
+        if (e && e < le) {
+            size_t cut = e > from ? e : from;
+            if (cut < le) {
+                memmove(text + cut, text + le, len - le);
+                len -= le - cut;
+                le = cut;
+            }
+        }
+        ls = le < len ? le + 1 : len;
+    }
+    return len;
+}

@@ -29,4 +29,18 @@ enum { PRIVACY_MAX_LINE = 512 };
  * prompt for a secret, else 0. Never fails; text may be NULL when len is 0. */
 int privacy_secret_prompt(const char *text, size_t len);
 
+/* 1 if the cursor at the end of text[0..len) is in a secret: the current
+ * line holds a secret prompt (above) before it, with or without what has
+ * been typed after it ("Password:", "Password: hun"). The rule for the
+ * rest of the line: nothing shown, nothing kept. */
+int privacy_secret_typed(const char *text, size_t len);
+
+/* Removes, in place, every byte at or after `from` that belongs to a
+ * secret (what follows a secret prompt on its line, up to the line's end;
+ * the prompt and the line break stay), reading each line from its start
+ * even when that lies before `from`. Returns the new length. Text kept for
+ * learning goes through it, so "Password: hunter2" is remembered as
+ * "Password:". */
+size_t privacy_redact(char *text, size_t len, size_t from);
+
 #endif

@@ -105,6 +105,11 @@ mkfifo "$T/fifo"
 fails_with "a FIFO as the store" "named pipe" timeout 10 "$LAYA" memory list --memory "$T/fifo"
 head -c 4096 /dev/urandom >"$T/garbage.db"
 fails_with "garbage file" "not a SQLite database" "$LAYA" memory list --memory "$T/garbage.db"
+# a secret typed after a password prompt is never kept (util/privacy.h)
+"$LAYA" memory add --memory "$T/secret.db" "$(printf 'ssh host\nanna@host'"'"'s password: hunter2\nexit')" 2>/dev/null
+"$LAYA" memory list --memory "$T/secret.db" >"$T/secret.list" 2>/dev/null
+check "a password after its prompt is not stored" sh -c "! grep -q hunter2 '$T/secret.list' && ! grep -q hunter2 '$T/secret.db'*"
+check "the rest of the commit is" grep -q "password:.*exit" "$T/secret.list"
 check "memory --help" sh -c "'$LAYA' memory --help | grep -q 'laya memory forget'"
 check "laya lists the commands" sh -c "'$LAYA' --help | grep -q incognito"
 echo "$passed passed, $failed failed"
