@@ -247,6 +247,10 @@ laya_status laya_memory_forget_since(laya_memory *m, int64_t unix_time, int64_t 
                                      size_t errlen);
 laya_status laya_memory_forget_word(laya_memory *m, const char *word, size_t len, int64_t *removed, char *err,
                                     size_t errlen);
+/* forget_text removes the commits whose text is exactly text[0..len) (one
+ * entry of laya_memory_list, as the settings window's Forget does). */
+laya_status laya_memory_forget_text(laya_memory *m, const char *text, size_t len, int64_t *removed, char *err,
+                                    size_t errlen);
 
 /* Called by laya_memory_list for each distinct committed text: how many
  * times, first and last commit time (unix seconds). text is valid only

@@ -342,11 +342,21 @@ TEST(learn_memory_list_and_forget) {
     CHECK(!strcmp(l.text[2], "Best regards, Tom") && l.count[2] == 2 && l.first[2] == 10 && l.last[2] == 30);
     CHECK(index_bytes(m) == 17 + 5 + 17 + 3 + 5 + 4);
     int64_t removed = 0;
+    /* forget_text: exactly one entry, never a prefix or a near miss. */
+    CHECK(laya_memory_forget_text(m, "Best regards", 12, &removed, err, sizeof err) == LAYA_OK && removed == 0);
+    CHECK(laya_memory_forget_text(m, "bye ", 4, &removed, err, sizeof err) == LAYA_OK && removed == 0);
+    CHECK(laya_memory_forget_text(m, "bye", 3, &removed, err, sizeof err) == LAYA_OK && removed == 1);
+    CHECK(index_bytes(m) == 17 + 5 + 17 + 5 + 3);
+    CHECK(laya_memory_forget_text(m, "", 0, &removed, err, sizeof err) == LAYA_ERR_ARG && strstr(err, "empty"));
+    CHECK(laya_memory_commit(m, "bye", 3, NULL, NULL, 0) == LAYA_OK);
+    CHECK(index_bytes(m) == 17 + 5 + 17 + 5 + 3 + 4);
+    CHECK(laya_memory_forget_text(m, "bye", 3, &removed, err, sizeof err) == LAYA_OK && removed == 1);
+    CHECK(index_bytes(m) == 17 + 5 + 17 + 5 + 3);
     CHECK(laya_memory_forget_word(m, "tom", 3, &removed, err, sizeof err) == LAYA_OK && removed == 2);
-    CHECK(index_bytes(m) == 5 + 3 + 5 + 2);
+    CHECK(index_bytes(m) == 5 + 5 + 1);
     CHECK(laya_memory_forget_since(m, 45, &removed, NULL, 0) == LAYA_OK && removed == 1);
-    CHECK(index_bytes(m) == 5 + 3 + 1);
-    CHECK(laya_memory_forget_all(m, &removed, NULL, 0) == LAYA_OK && removed == 2);
+    CHECK(index_bytes(m) == 5);
+    CHECK(laya_memory_forget_all(m, &removed, NULL, 0) == LAYA_OK && removed == 1);
     CHECK(index_bytes(m) == 0);
     l.n = 0;
     CHECK(laya_memory_list(m, see_list, &l, NULL, 0) == LAYA_OK && l.n == 0);

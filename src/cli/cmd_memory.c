@@ -19,7 +19,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: laya memory list [--json]          what was learned, most recent first\n"
             "       laya memory add TEXT               learn TEXT as one commit (- reads stdin)\n"
-            "       laya memory forget --all | --since DATE | --word WORD\n"
+            "       laya memory forget --all | --since DATE | --word WORD | --text TEXT\n"
             "       laya memory export [FILE]          JSON lines (stdout without FILE)\n"
             "       laya memory path                   where the memory is kept\n"
             "       laya incognito on|off|status       stop or resume learning, in every process\n"
@@ -27,7 +27,8 @@ static void usage(FILE *f) {
             "$XDG_DATA_HOME/laya/memory.db, i.e. ~/.local/share/laya/memory.db).\n"
             "DATE is YYYY-MM-DD (from local midnight) or unix seconds; --since forgets\n"
             "what was committed at or after it. --word forgets every commit holding\n"
-            "WORD as a whole word (any case for ASCII letters; a CJK word anywhere).\n");
+            "WORD as a whole word (any case for ASCII letters; a CJK word anywhere).\n"
+            "--text forgets the commits that are exactly TEXT (one line of memory list).\n");
 }
 
 static void usage_incognito(FILE *f) {
@@ -239,31 +240,34 @@ static int64_t parse_date(const char *s) {
     cli_die("memory forget: --since expects a date YYYY-MM-DD or unix seconds, got '%s'", s);
 }
 
-/*   laya memory forget --all | --since DATE | --word WORD  [--memory PATH]
+/*   laya memory forget --all | --since DATE | --word WORD | --text TEXT  [--memory PATH]
  * Asks nothing; prints what it removed. */
 static int memory_forget(int argc, char **argv) {
     const char *args[64];
     int n;
     const char *path = parse_common(argc, argv, "memory forget", usage, args, &n);
     int all = 0, chosen = 0;
-    const char *since = NULL, *word = NULL;
+    const char *since = NULL, *word = NULL, *text = NULL;
     for (int i = 0; i < n; i++) {
         if (!strcmp(args[i], "--all")) all = 1, chosen++;
-        else if (!strcmp(args[i], "--since") || !strcmp(args[i], "--word")) {
+        else if (!strcmp(args[i], "--since") || !strcmp(args[i], "--word") || !strcmp(args[i], "--text")) {
             if (i + 1 >= n) cli_die("memory forget: %s expects a value", args[i]);
             if (args[i][2] == 's') since = args[++i];
-            else word = args[++i];
+            else if (args[i][2] == 'w') word = args[++i];
+            else text = args[++i];
             chosen++;
         } else cli_die("memory forget: unexpected '%s'", args[i]);
     }
-    if (chosen != 1) cli_die("memory forget: give exactly one of --all, --since DATE, --word WORD");
+    if (chosen != 1) cli_die("memory forget: give exactly one of --all, --since DATE, --word WORD, --text TEXT");
     int64_t t = since ? parse_date(since) : 0, removed = 0;
     if (word && !*word) cli_die("memory forget: --word expects a non-empty word");
+    if (text && !*text) cli_die("memory forget: --text expects a non-empty text");
     laya_memory *m = cli_open_memory(path);
     char err[512] = "";
     laya_status st = all     ? laya_memory_forget_all(m, &removed, err, sizeof err)
                      : since ? laya_memory_forget_since(m, t, &removed, err, sizeof err)
-                             : laya_memory_forget_word(m, word, strlen(word), &removed, err, sizeof err);
+                     : word  ? laya_memory_forget_word(m, word, strlen(word), &removed, err, sizeof err)
+                             : laya_memory_forget_text(m, text, strlen(text), &removed, err, sizeof err);
     if (st != LAYA_OK) die_status("memory forget", st, err);
     if (all) {
         printf("forgot everything: %lld commits removed from %s\n", (long long)removed, laya_memory_path(m));
@@ -272,8 +276,8 @@ static int memory_forget(int argc, char **argv) {
         local_time(when, sizeof when, t);
         printf("forgot %lld commits made since %s\n", (long long)removed, when);
     } else {
-        printf("forgot %lld commits containing ", (long long)removed);
-        print_quoted(stdout, word, strlen(word));
+        printf("forgot %lld commits %s ", (long long)removed, word ? "containing" : "that are exactly");
+        print_quoted(stdout, word ? word : text, strlen(word ? word : text));
         putchar('\n');
     }
     laya_memory_free(m);

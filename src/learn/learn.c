@@ -180,7 +180,7 @@ static laya_status reload(laya_memory *m, char *err, size_t errlen) {
     return pull(m, err, errlen);
 }
 
-enum forget_kind { FORGET_ALL, FORGET_SINCE, FORGET_WORD };
+enum forget_kind { FORGET_ALL, FORGET_SINCE, FORGET_WORD, FORGET_TEXT };
 
 static laya_status forget(laya_memory *m, enum forget_kind kind, int64_t t, const char *word, size_t len,
                           int64_t *removed, char *err, size_t errlen) {
@@ -190,7 +190,9 @@ static laya_status forget(laya_memory *m, enum forget_kind kind, int64_t t, cons
     learn_memory_lock(m);
     laya_status st = kind == FORGET_ALL     ? learn_store_forget_all(m->store, &n, err, errlen)
                      : kind == FORGET_SINCE ? learn_store_forget_since(m->store, t, &n, err, errlen)
-                                            : learn_store_forget_word(m->store, (const uint8_t *)word, len, &n,
+                     : kind == FORGET_WORD  ? learn_store_forget_word(m->store, (const uint8_t *)word, len, &n,
+                                                                      err, errlen)
+                                            : learn_store_forget_text(m->store, (const uint8_t *)word, len, &n,
                                                                       err, errlen);
     if (st == LAYA_OK && n > 0 && m->loaded) st = reload(m, err, errlen);
     learn_memory_unlock(m);
@@ -210,6 +212,11 @@ laya_status laya_memory_forget_since(laya_memory *m, int64_t unix_time, int64_t 
 laya_status laya_memory_forget_word(laya_memory *m, const char *word, size_t len, int64_t *removed, char *err,
                                     size_t errlen) {
     return forget(m, FORGET_WORD, 0, word, len, removed, err, errlen);
+}
+
+laya_status laya_memory_forget_text(laya_memory *m, const char *text, size_t len, int64_t *removed, char *err,
+                                    size_t errlen) {
+    return forget(m, FORGET_TEXT, 0, text, len, removed, err, errlen);
 }
 
 typedef struct {

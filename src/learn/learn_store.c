@@ -684,6 +684,20 @@ laya_status learn_store_forget_word(learn_store *s, const uint8_t *word, size_t 
     return forget_run(s, q, removed, err, errlen);
 }
 
+laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t len, int64_t *removed,
+                                    char *err, size_t errlen) {
+    if (!text || !len) return err_set(err, errlen, LAYA_ERR_ARG, "the text to forget is empty");
+    if (len > LEARN_STORE_MAX_TEXT)
+        return err_set(err, errlen, LAYA_ERR_LIMIT, "the text to forget is longer than %d bytes",
+                       LEARN_STORE_MAX_TEXT);
+    sqlite3_stmt *q = NULL;
+    /* Texts are stored as blobs (schema v2), so = compares bytes. */
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE text = ?1", &q, err, errlen);
+    if (st) return st;
+    sqlite3_bind_blob64(q, 1, text, len, SQLITE_STATIC);
+    return forget_run(s, q, removed, err, errlen);
+}
+
 /* ---- listing and the switch -------------------------------------------------- */
 
 laya_status learn_store_list(learn_store *s, learn_store_list_fn fn, void *ctx, char *err, size_t errlen) {

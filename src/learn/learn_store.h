@@ -155,6 +155,12 @@ laya_status learn_store_forget_since(learn_store *s, int64_t t, int64_t *removed
 laya_status learn_store_forget_word(learn_store *s, const uint8_t *word, size_t len, int64_t *removed,
                                     char *err, size_t errlen);
 
+/* Every commit whose text is exactly text[0..len) (byte for byte: one
+ * entry of learn_store_list). 1..MAX_TEXT bytes, else LAYA_ERR_ARG /
+ * LAYA_ERR_LIMIT; any bytes (a damaged store's invalid UTF-8 included). */
+laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t len, int64_t *removed,
+                                    char *err, size_t errlen);
+
 /* Every distinct text with how often and when (first and last commit time)
  * it was committed, most recently committed first. text is valid only
  * during the call; fn must not call the store. Nonzero from fn stops. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/cli/memory.sh - `laya memory` and `laya incognito` end to end: the
 # default path under $XDG_DATA_HOME (or $HOME), modes 0700/0600, add, list
-# (text and JSON), export, forget --word/--since/--all with what they
+# (text and JSON), export, forget --word/--since/--text/--all with what they
 # removed, incognito persisting across processes, and clear errors for bad
 # input. Never touches the real ~/.local/share: HOME and XDG_DATA_HOME
 # point into a temporary folder. Ends with "N passed, N failed".
@@ -81,6 +81,10 @@ check "forget --since a future date" sh -c "'$LAYA' memory forget --since 2999-0
 check "forget --since 2000-01-01" sh -c "'$LAYA' memory forget --since 2000-01-01 | grep -q 'forgot 1 commits'"
 "$LAYA" memory add "one more" 2>/dev/null
 "$LAYA" memory add "and another" 2>/dev/null
+"$LAYA" memory add "and another one" 2>/dev/null
+check "forget --text: only the exact text" sh -c "'$LAYA' memory forget --text 'and another one' | grep -q 'forgot 1 commits that are exactly'"
+check "forget --text kept the shorter one" sh -c "'$LAYA' memory list 2>/dev/null | grep -q '\"and another\"'"
+check "forget --text: a prefix is no match" sh -c "'$LAYA' memory forget --text 'one' | grep -q 'forgot 0 commits'"
 check "forget --all" sh -c "'$LAYA' memory forget --all | grep -q 'forgot everything: 2 commits'"
 check "list after forget --all" sh -c "'$LAYA' memory list 2>&1 | grep -q '0 texts from 0 commits'"
 check "forget --since unix seconds" sh -c "'$LAYA' memory forget --since 0 | grep -q 'forgot 0 commits'"
