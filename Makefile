@@ -166,14 +166,14 @@ $(BUILD)/ibus-engine-laya: $(IBUS_OBJ) $(BUILD)/src/cli/cli_common.o $(BUILD)/li
 # and starts ibus-daemon with IBUS_COMPONENT_PATH pointing there too.
 IBUS_COMPONENT_DIR ?= $(or $(shell pkg-config --variable=pkgdatadir ibus-1.0 2>/dev/null),/usr/share/ibus)/component
 .PHONY: ibus install-daemon install-ibus uninstall-ibus test-e2e bench-daemon
-ibus: $(BUILD)/ibus-engine-laya
+ibus: $(BUILD)/ibus-engine-laya $(SETTINGS_IF_GTK)
 
 install-daemon:
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/laya.service.in >$(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
 	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/user/laya.service
 
-install-ibus: install $(BUILD)/ibus-engine-laya
+install-ibus: install $(BUILD)/ibus-engine-laya $(INSTALL_IF_GTK)
 	install -d $(DESTDIR)$(PREFIX)/libexec $(DESTDIR)$(IBUS_COMPONENT_DIR)
 	install -m 755 $(BUILD)/ibus-engine-laya $(DESTDIR)$(PREFIX)/libexec/ibus-engine-laya
 	sed -e 's|@LIBEXECDIR@|$(PREFIX)/libexec|g' -e 's|@VERSION@|$(LAYA_VERSION)|g' dist/laya.xml.in \
@@ -182,7 +182,8 @@ install-ibus: install $(BUILD)/ibus-engine-laya
 	@echo "IBus engine installed: run 'ibus restart', then add Laya in ibus-setup (README: IBus)"
 
 uninstall-ibus:
-	rm -f $(DESTDIR)$(PREFIX)/libexec/ibus-engine-laya $(DESTDIR)$(IBUS_COMPONENT_DIR)/laya.xml
+	rm -f $(DESTDIR)$(PREFIX)/libexec/ibus-engine-laya $(DESTDIR)$(IBUS_COMPONENT_DIR)/laya.xml \
+	  $(DESTDIR)$(PREFIX)/libexec/laya-settings
 
 # Needs what scripts/deps.sh installs for it (ibus, Xvfb, xdotool, x11-utils,
 # dconf, python3-gi with the GTK and IBus typelibs; about 15 s), then the
@@ -190,6 +191,38 @@ uninstall-ibus:
 test-e2e: $(BUILD)/laya $(BUILD)/ibus-engine-laya
 	BUILD=$(BUILD) sh tests/e2e/ibus.sh
 	$(MAKE) test-e2e-fcitx5
+	$(MAKE) test-e2e-settings
+
+# ---- the settings window ---------------------------------------------------
+# `make settings` builds $(BUILD)/laya-settings (GTK 3: libgtk-3-dev), which
+# `laya settings`, the IBus engine's menu and the fcitx5 addon start; `make
+# ibus` and `make fcitx5` build it too where GTK 3's headers are installed,
+# and install-ibus / install-fcitx5 install it then (install-settings:
+# $(PREFIX)/libexec/laya-settings, where they look for it).
+HAVE_GTK3       := $(shell pkg-config --exists gtk+-3.0 2>/dev/null && echo yes)
+GTK_CFLAGS       = $(shell pkg-config --cflags gtk+-3.0)
+GTK_LIBS         = $(shell pkg-config --libs gtk+-3.0)
+SETTINGS_SRC     = $(sort $(wildcard src/settings/*.c))
+SETTINGS_OBJ     = $(SETTINGS_SRC:%.c=$(BUILD)/%.o)
+SETTINGS_IF_GTK  = $(if $(HAVE_GTK3),$(BUILD)/laya-settings)
+INSTALL_IF_GTK   = $(if $(HAVE_GTK3),install-settings)
+$(SETTINGS_OBJ): CFLAGS += $(GTK_CFLAGS)
+-include $(SETTINGS_OBJ:.o=.d)
+
+$(BUILD)/laya-settings: $(SETTINGS_OBJ) $(BUILD)/src/cli/cli_common.o $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -o $@ $^ $(GTK_LIBS) $(LDLIBS)
+
+.PHONY: settings install-settings test-e2e-settings
+settings: $(BUILD)/laya-settings
+
+install-settings: $(BUILD)/laya-settings
+	install -d $(DESTDIR)$(PREFIX)/libexec
+	install -m 755 $(BUILD)/laya-settings $(DESTDIR)$(PREFIX)/libexec/laya-settings
+
+# Needs xvfb xauth xdotool x11-utils imagemagick dbus (scripts/deps.sh);
+# skips where they are missing.
+test-e2e-settings: $(BUILD)/laya $(BUILD)/laya-settings
+	BUILD=$(BUILD) sh tests/e2e/settings.sh
 
 # ---- fcitx5 addon ---------------------------------------------------------
 # `make fcitx5` builds the addon, $(BUILD)/fcitx5/liblaya-fcitx5.so, and its
@@ -235,9 +268,9 @@ $(BUILD)/fcitx5/laya.conf: dist/laya-fcitx5.conf.in include/laya.h
 -include $(PIC_OBJ:.o=.d) $(FCITX5_OBJ:.o=.d)
 
 .PHONY: fcitx5 install-fcitx5 test-e2e-fcitx5
-fcitx5: $(FCITX5_SO) $(BUILD)/fcitx5/laya.conf
+fcitx5: $(FCITX5_SO) $(BUILD)/fcitx5/laya.conf $(SETTINGS_IF_GTK)
 
-install-fcitx5: fcitx5
+install-fcitx5: fcitx5 $(INSTALL_IF_GTK)
 	install -d $(DESTDIR)$(FCITX5_ADDONDIR) $(DESTDIR)$(PREFIX)/share/fcitx5/addon
 	install -m 644 $(FCITX5_SO) $(DESTDIR)$(FCITX5_ADDONDIR)/liblaya-fcitx5.so
 	install -m 644 $(BUILD)/fcitx5/laya.conf $(DESTDIR)$(PREFIX)/share/fcitx5/addon/laya.conf
