@@ -53,6 +53,7 @@ int cmd_quantize(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_incognito(int argc, char **argv);
+int cmd_settings(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -20,6 +20,7 @@ static const struct {
     {"quantize", cmd_quantize, "write a q4/q8 model: laya quantize IN OUT --bits 4|8 [--group 64]"},
     {"memory", cmd_memory, "what Laya learned: laya memory list|add|forget|export|path"},
     {"incognito", cmd_incognito, "stop or resume learning everywhere: laya incognito on|off|status"},
+    {"settings", cmd_settings, "the settings window: suggestions, accept key, incognito, what was learned"},
     {"keygen", cmd_keygen, "make a key pair for signing models: laya keygen [--out PREFIX]"},
     {"sign", cmd_sign, "sign a model: laya sign MODEL --key PREFIX.key (writes MODEL.sig)"},
     {"verify", cmd_verify, "check a model's signature: laya verify MODEL [--pubkey PREFIX.pub]"},

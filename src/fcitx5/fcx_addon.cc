@@ -11,21 +11,20 @@
 #include <fcitx-module/notifications/notifications_public.h>
 #include <fcitx-utils/event.h>
 #include <fcitx-utils/log.h>
+#include <fcitx-utils/misc.h>
 #include <fcitx/candidatelist.h>
 #include <fcitx/event.h>
 #include <fcitx/inputcontext.h>
 #include <fcitx/inputcontextmanager.h>
 #include <fcitx/inputpanel.h>
+#include <fcitx/statusarea.h>
 #include <fcitx/text.h>
 #include <fcitx/userinterface.h>
+#include <fcitx/userinterfacemanager.h>
 
 #include <cstdlib>
 
 #include "fcitx5/fcx_text.h"
-
-#ifndef LAYA_PREFIX
-#define LAYA_PREFIX "/usr/local"
-#endif
 
 namespace laya_fcitx {
 
@@ -34,7 +33,7 @@ FCITX_DEFINE_LOG_CATEGORY(laya_log, "laya");
 
 namespace {
 
-constexpr int MAX_SHOWN = 5;   /* the Candidates option's upper bound */
+constexpr int MAX_SHOWN = SETTINGS_MAX_COUNT;
 constexpr const char *AUX = "Laya";
 /* Quiet time before a computation: far below what a person notices, above
  * the gaps in a burst of queued keys (a paste typed out, key repeat is 25+ ms). */
@@ -101,6 +100,12 @@ private:
 Addon::Addon(fcitx::Instance *instance)
     : instance_(instance), factory_([](fcitx::InputContext &) { return new State; }) {
     instance_->inputContextManager().registerProperty("layaState", &factory_);
+    if (settings_watch_init(&settings_, nullptr) != LAYA_OK && settings_.err[0])
+        LAYA_LOG(Warn) << "settings: " << settings_.err;
+    settings_action_.setShortText("Laya settings");
+    settings_action_.setIcon("preferences-system");
+    settings_action_.connect<fcitx::SimpleAction::Activated>([](fcitx::InputContext *) { open_settings(); });
+    instance_->userInterfaceManager().registerAction("laya-settings", &settings_action_);
     open_memory();
     watch();
     reloadConfig();
@@ -130,6 +135,28 @@ void Addon::open_memory() {
 }
 
 State *Addon::state(fcitx::InputContext *ic) { return ic->propertyFor(&factory_); }
+
+void Addon::refresh_settings() {
+    if (settings_watch_refresh(&settings_) && settings_.err[0]) LAYA_LOG(Warn) << "settings: " << settings_.err;
+}
+
+fcitx::Key Addon::accept_key() const {
+    switch (settings_.v.accept) {
+    case SETTINGS_ACCEPT_RIGHT: return fcitx::Key(FcitxKey_Right);
+    case SETTINGS_ACCEPT_END: return fcitx::Key(FcitxKey_End);
+    default: return fcitx::Key(FcitxKey_Tab);
+    }
+}
+
+/* Starts the settings window; startProcess forks twice, so nothing waits. */
+void Addon::open_settings() {
+    char prog[4096], err[4096 + 512] = "";
+    if (settings_program(LAYA_PREFIX, prog, sizeof prog, err, sizeof err) != LAYA_OK) {
+        LAYA_LOG(Error) << err;
+        return;
+    }
+    fcitx::startProcess({prog});
+}
 
 void Addon::reloadConfig() {
     fcitx::readAsIni(config_, CONFIG_FILE);
@@ -214,6 +241,9 @@ void Addon::watch() {
     auto forget = [this](fcitx::Event &e) {
         auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
         State *st = state(ic);
+        refresh_settings();
+        if (e.type() == fcitx::EventType::InputContextFocusIn)
+            ic->statusArea().addAction(fcitx::StatusGroup::AfterInputMethod, &settings_action_);
         if (!silent(ic)) learn(st);
         st->line.clear();
         st->deferred.reset();
@@ -252,7 +282,7 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
     if (st->shown.empty()) return;
     int n = static_cast<int>(st->shown.size());
     int alt = key.digitSelection(fcitx::KeyState::Alt);
-    if (key.checkKeyList(config_.acceptKey.value()) || (alt >= 0 && alt < n)) {
+    if (key.check(accept_key()) || (alt >= 0 && alt < n)) {
         accept(ic, alt >= 0 ? alt : 0);
         ev.filterAndAccept();
         return;
@@ -319,7 +349,7 @@ void Addon::compute(fcitx::InputContext *ic) {
     const auto &sur = ic->surroundingText();
     bool have = ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText) && sur.isValid();
     std::string ctx = st->text.context(have, have ? text_before(sur.text(), sur.cursor(), sur.anchor()) : "");
-    if (ctx.empty() || !st->decider) return;
+    if (ctx.empty() || !st->decider || !settings_.v.enabled) return;
     if (!st->session && laya_session_new(model_.get(), &st->session) != LAYA_OK) {
         st->session = nullptr;
         return;
@@ -329,7 +359,7 @@ void Addon::compute(fcitx::InputContext *ic) {
     int n = 0, n_keep = 0;
     double t0 = now_ms();
     if (laya_session_set_context(st->session, ctx.data(), ctx.size()) != LAYA_OK ||
-        laya_suggest(st->session, config_.candidates.value(), out, &n) != LAYA_OK ||
+        laya_suggest(st->session, settings_.v.count, out, &n) != LAYA_OK ||
         laya_decide(st->decider, now_ms(), out, n, keep, &n_keep) != LAYA_OK)
         return;
     for (int i = 0; i < n_keep; i++)
@@ -344,11 +374,10 @@ void Addon::show(fcitx::InputContext *ic, State *st) {
     auto list = std::make_unique<fcitx::CommonCandidateList>();
     int n = static_cast<int>(st->shown.size());
     /* Labels are the keys that pick: a plain digit types a digit. */
-    const auto &keys = config_.acceptKey.value();
     std::vector<std::string> labels;
     for (int i = 0; i < n; i++)
-        labels.push_back(i == 0 && !keys.empty() ? keys[0].toString(fcitx::KeyStringFormat::Localized) + " "
-                                                 : "Alt+" + std::to_string(i + 1) + " ");
+        labels.push_back(i == 0 ? std::string(settings_accept_name(settings_.v.accept)) + " "
+                                : "Alt+" + std::to_string(i + 1) + " ");
     list->setPageSize(n);
     list->setLabels(labels);
     for (int i = 0; i < n; i++) list->append<Candidate>(this, i, st->shown[i]);

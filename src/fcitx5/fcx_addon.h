@@ -5,7 +5,8 @@
  *  - It never changes the application's text unless the user accepts a
  *    suggestion, and never gets between a key and the input method: a key is
  *    consumed only while our list is shown and only if it is one of ours
- *    (the accept key, Tab by default; Alt+1..Alt+N; Esc dismisses). Any other
+ *    (the accept key: Tab, Right or End from the settings, Tab by default;
+ *    Alt+1..Alt+N; Esc dismisses). Any other
  *    key takes the list down and goes on to the engine untouched, so typing
  *    pinyin again leaves the pinyin engine undisturbed. Tab with nothing of
  *    ours shown passes through.
@@ -29,6 +30,12 @@
  *    suggestions) is learned into the user's memory ($LAYA_MEMORY, else
  *    the default store) when the context is left or reset, and the
  *    suggestions draw on it (C8).
+ *  - Settings (src/util/settings.h, shared with the IBus engine and written
+ *    by the settings window): suggestions on/off, how many (1..9), the
+ *    accept key; re-read on each focus change when the file changed. Off:
+ *    no model call, nothing shown; learning goes on (incognito stops it).
+ *    The window opens from the addon's Configure entry (an external option)
+ *    and from the "Laya settings" action in fcitx5's status-area menu.
  *  - Model: the addon's Model option, else $LAYA_MODEL, else
  *    LAYA_PREFIX/share/laya/default.safetensors (where `make install` puts
  *    it). If it cannot be loaded the user is told once, visibly (a
@@ -43,6 +50,7 @@
 #include <fcitx-utils/key.h>
 #include <fcitx/addonfactory.h>
 #include <fcitx/addoninstance.h>
+#include <fcitx/action.h>
 #include <fcitx/addonmanager.h>
 #include <fcitx/inputcontextproperty.h>
 #include <fcitx/instance.h>
@@ -52,6 +60,11 @@
 #include <vector>
 
 #include "laya.h"
+#include "util/settings.h"
+
+#ifndef LAYA_PREFIX
+#define LAYA_PREFIX "/usr/local"
+#endif
 
 namespace laya_fcitx {
 
@@ -59,13 +72,11 @@ FCITX_CONFIGURATION(
     LayaConfig,
     fcitx::Option<std::string> model{this, "Model",
                                      "Model file (empty: $LAYA_MODEL, else the installed default)", ""};
-    fcitx::Option<int, fcitx::IntConstrain> candidates{this, "Candidates", "Suggestions shown", 3,
-                                                       fcitx::IntConstrain(1, 5)};
-    fcitx::KeyListOption acceptKey{this,
-                                   "AcceptKey",
-                                   "Accept the first suggestion",
-                                   {fcitx::Key(FcitxKey_Tab)},
-                                   fcitx::KeyListConstrain(fcitx::KeyConstrainFlag::AllowModifierLess)};);
+    /* Suggestions on/off, how many and the accept key are Laya's own
+     * settings, shared with the IBus engine: configuration tools run the
+     * settings window for them. */
+    fcitx::ExternalOption settings{this, "Settings", "Suggestions, accept key, incognito, what Laya learned",
+                                   LAYA_PREFIX "/libexec/laya-settings"};);
 
 class State;
 
@@ -97,6 +108,9 @@ private:
     void tell_model_error(fcitx::InputContext *ic, State *st);
     void open_memory();
     void learn(State *st);
+    void refresh_settings();
+    fcitx::Key accept_key() const;
+    static void open_settings();
 
     struct ModelFree {
         void operator()(laya_model *m) const { laya_model_free(m); }
@@ -111,6 +125,8 @@ private:
     std::unique_ptr<laya_memory, MemoryFree> memory_;   /* the user's memory; NULL: no learning */
     std::string model_path_, model_error_;
     bool told_ = false;                /* the user has seen model_error_ */
+    settings_watch settings_;          /* the user's settings (on/off, count, accept key) */
+    fcitx::SimpleAction settings_action_;   /* "Laya settings" in the status-area menu */
     /* Declared after model_: destroyed first, with every session over it. */
     fcitx::FactoryFor<State> factory_;
     std::vector<std::unique_ptr<fcitx::HandlerTableEntry<fcitx::EventHandler>>> handlers_;

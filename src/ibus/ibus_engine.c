@@ -6,11 +6,18 @@
  *    (process_key_event returns FALSE). The ghost is a pre-edit string in
  *    grey with the cursor at its start, in IBUS_ENGINE_PREEDIT_CLEAR mode,
  *    so a focus change or reset drops it instead of committing it.
- *  - While suggestions are shown: Tab or Alt+1 accepts the first (the
- *    ghost), Alt+2/Alt+3 or a click in the candidate list the others, Esc
- *    dismisses. Those keys are consumed; everything else passes through, so
- *    a plain digit types the digit, and the list's labels name the keys
- *    that really pick ("Alt+1", not "1").
+ *  - While suggestions are shown: the accept key (Tab, Right or End, from
+ *    the settings) or Alt+1 accepts the first (the ghost), Alt+2..Alt+9 or
+ *    a click in the candidate list the others, Esc dismisses. Those keys
+ *    are consumed; everything else passes through (Tab too when another key
+ *    accepts), so a plain digit types the digit, and the list's labels name
+ *    the keys that really pick ("Alt+1", not "1").
+ *  - Settings (src/util/settings.h: on/off, how many, the accept key) are
+ *    read at start and again on each focus-in and enable when the file
+ *    changed (one stat() otherwise). Off: no model call, nothing shown;
+ *    learning goes on (incognito, in the memory, is what stops it). The
+ *    property menu's "Laya settings" and ibus-setup's Preferences (the
+ *    component's <setup>) start the settings window without waiting.
  *  - Context: the text before the cursor from the client's surrounding text
  *    where the client provides it, else the engine's own record of the keys
  *    typed since the last focus change, reset or cursor movement. Either is
@@ -48,9 +55,15 @@
 
 #include <string.h>
 
+#include "util/settings.h"
 #include "util/utf8.h"
 
-enum { N_CANDIDATES = 3, MAX_RECORD = 4096 };
+#ifndef LAYA_PREFIX
+#define LAYA_PREFIX "/usr/local"
+#endif
+
+enum { MAX_CANDIDATES = SETTINGS_MAX_COUNT, MAX_RECORD = 4096 };
+#define SETTINGS_PROP "laya-settings"
 
 typedef struct {
     IBusEngine parent;
@@ -58,7 +71,7 @@ typedef struct {
     laya_decider *decider;     /* NULL when there is no model */
     GString *typed;            /* our record of the text before the cursor */
     IBusLookupTable *table;
-    char *cand[N_CANDIDATES];  /* shown suggestions (owned); cand[0] is the ghost */
+    char *cand[MAX_CANDIDATES];  /* shown suggestions (owned); cand[0] is the ghost */
     int n_cand;
     gboolean table_shown;      /* the lookup table is on screen */
     gboolean notice_off;       /* Esc dismissed the no-model notice until the next focus */
@@ -72,6 +85,8 @@ typedef struct {
     const laya_model *model;
     laya_memory *memory;       /* the user's memory (borrowed), NULL: no learning */
     char *notice;              /* why there is no model (owned), NULL with a model */
+    settings_watch settings;   /* the user's settings, shared by every engine instance */
+    IBusPropList *props;       /* the property menu: "Laya settings" */
 } IBusLayaEngineClass;
 
 G_DEFINE_TYPE(IBusLayaEngine, ibus_laya_engine, IBUS_TYPE_ENGINE)
@@ -105,7 +120,7 @@ static void decide_event(IBusLayaEngine *e, laya_event kind) {
 
 static void ibus_laya_engine_init(IBusLayaEngine *e) {
     e->typed = g_string_new(NULL);
-    e->table = ibus_lookup_table_new(N_CANDIDATES, 0, TRUE, TRUE);
+    e->table = ibus_lookup_table_new(MAX_CANDIDATES, 0, TRUE, TRUE);
     g_object_ref_sink(e->table);
     ibus_lookup_table_set_orientation(e->table, IBUS_ORIENTATION_VERTICAL);
     e->loc[0] = e->loc[1] = -1;
@@ -267,12 +282,13 @@ static gboolean compute(gpointer data) {
     IBusLayaEngine *e = data;
     e->idle_id = 0;
     hide_ghost(e);
-    laya_suggestion out[N_CANDIDATES];
+    laya_suggestion out[MAX_CANDIDATES];
     int n = 0;
+    const settings_values *v = &class_of(e)->settings.v;
     if (e->session) laya_session_set_private(e->session, private_field((IBusEngine *)e));
-    if (!e->session || !e->typed->len || silent_field((IBusEngine *)e) ||
+    if (!e->session || !v->enabled || !e->typed->len || silent_field((IBusEngine *)e) ||
         laya_session_set_context(e->session, e->typed->str, e->typed->len) != LAYA_OK ||
-        laya_suggest(e->session, N_CANDIDATES, out, &n) != LAYA_OK ||
+        laya_suggest(e->session, v->count, out, &n) != LAYA_OK ||
         laya_decide(e->decider, now_ms(), out, n, out, &n) != LAYA_OK)
         n = 0;
     for (int i = 0; i < n; i++)
@@ -339,6 +355,10 @@ static gboolean is_modifier(guint keyval) {
            (keyval >= IBUS_KEY_ISO_Lock && keyval <= IBUS_KEY_ISO_Level5_Lock) || keyval == IBUS_KEY_Num_Lock;
 }
 
+static guint accept_keyval(settings_accept a) {
+    return a == SETTINGS_ACCEPT_RIGHT ? IBUS_KEY_Right : a == SETTINGS_ACCEPT_END ? IBUS_KEY_End : IBUS_KEY_Tab;
+}
+
 static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, guint state) {
     IBusLayaEngine *e = (IBusLayaEngine *)ie;
     if (state & IBUS_RELEASE_MASK) return FALSE;
@@ -358,7 +378,7 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         return FALSE;
     }
     if (e->n_cand) {
-        if (keyval == IBUS_KEY_Tab && !mods) {
+        if (keyval == accept_keyval(class_of(e)->settings.v.accept) && !mods) {
             accept(e, 0);
             return TRUE;
         }
@@ -413,9 +433,37 @@ static void set_cursor_location(IBusEngine *ie, gint x, gint y, gint w, gint h) 
     if (e->table_shown) send_table(e);
 }
 
+/* Re-reads the settings if the file changed; a refusal goes to the log
+ * (the settings window shows the same reader's message). */
+static void refresh_settings(IBusLayaEngine *e) {
+    settings_watch *w = &class_of(e)->settings;
+    if (settings_watch_refresh(w) && w->err[0]) g_warning("settings: %s", w->err);
+}
+
+/* Starts the settings window; never waits for it (GLib reaps it). */
+static void open_settings(void) {
+    char prog[4096], err[4096 + 512] = "";
+    if (settings_program(LAYA_PREFIX, prog, sizeof prog, err, sizeof err) != LAYA_OK) {
+        g_warning("%s", err);
+        return;
+    }
+    char *argv[] = {prog, NULL};
+    GError *ge = NULL;
+    if (!g_spawn_async(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &ge)) {
+        g_warning("cannot start %s: %s", prog, ge->message);
+        g_error_free(ge);
+    }
+}
+
+static void property_activate(IBusEngine *ie, const gchar *name, guint state) {
+    if (!g_strcmp0(name, SETTINGS_PROP)) open_settings();
+}
+
 static void focus_in(IBusEngine *ie) {
     IBusLayaEngine *e = (IBusLayaEngine *)ie;
     forget(e);
+    refresh_settings(e);
+    ibus_engine_register_properties(ie, class_of(e)->props);
     e->notice_off = FALSE;
     show_notice(e);
 }
@@ -431,6 +479,7 @@ static void reset(IBusEngine *ie) {
 static void enable(IBusEngine *ie) {
     /* Tells the client we use surrounding text (see ibus_engine_get_surrounding_text). */
     ibus_engine_get_surrounding_text(ie, NULL, NULL, NULL);
+    refresh_settings((IBusLayaEngine *)ie);
     show_notice((IBusLayaEngine *)ie);
 }
 
@@ -451,4 +500,15 @@ static void ibus_laya_engine_class_init(IBusLayaEngineClass *k) {
     ec->reset = reset;
     ec->enable = enable;
     ec->disable = disable;
+    ec->property_activate = property_activate;
+    if (settings_watch_init(&k->settings, NULL) != LAYA_OK && k->settings.err[0])
+        g_warning("settings: %s", k->settings.err);
+    k->props = ibus_prop_list_new();
+    g_object_ref_sink(k->props);
+    ibus_prop_list_append(k->props, ibus_property_new(SETTINGS_PROP, PROP_TYPE_NORMAL,
+                                                      ibus_text_new_from_static_string("Laya settings\u2026"),
+                                                      "preferences-system",
+                                                      ibus_text_new_from_static_string(
+                                                          "Suggestions, the accept key, incognito, what Laya learned"),
+                                                      TRUE, TRUE, PROP_STATE_UNCHECKED, NULL));
 }

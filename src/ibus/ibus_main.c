@@ -45,7 +45,8 @@ int main(int argc, char **argv) {
             model_path = argv[++i];
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: ibus-engine-laya [--ibus | --check] [--model PATH]\n"
-                   "The Laya IBus engine: ghost-text suggestions; Tab accepts, Alt+1..3 picks, Esc dismisses.\n"
+                   "The Laya IBus engine: ghost-text suggestions; Tab accepts, Alt+1..9 picks, Esc dismisses.\n"
+                   "The accept key, how many and on/off: laya settings ($XDG_CONFIG_HOME/laya/settings.ini).\n"
                    "  --ibus    started so by ibus-daemon (the component file laya.xml)\n"
                    "  --check   say which model the engine uses and whether it loads (exit 0 iff it does)\n"
                    "  --model   the model (default: $LAYA_MODEL, else the installed one)\n");

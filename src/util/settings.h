@@ -24,6 +24,10 @@
 #include <stdint.h>
 #include "laya.h"
 
+#ifdef __cplusplus
+extern "C" {   /* the fcitx5 addon is C++ */
+#endif
+
 typedef enum { SETTINGS_ACCEPT_TAB = 0, SETTINGS_ACCEPT_RIGHT, SETTINGS_ACCEPT_END } settings_accept;
 
 enum {
@@ -94,4 +98,7 @@ int settings_watch_refresh(settings_watch *w);
  * places tried in err when there is none. */
 laya_status settings_program(const char *prefix, char *buf, size_t n, char *err, size_t errlen);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

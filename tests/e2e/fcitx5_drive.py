@@ -153,7 +153,8 @@ if not result("the laya addon loads, with its model", loaded and "cannot load th
     print(open(log_path).read()[-3000:])
     finish(1)
 conf = fcitx("GetConfig", "string:fcitx://config/addon/laya").stdout
-result("the addon's options reach configuration tools", all(o in conf for o in ("Model", "Candidates", "AcceptKey")),
+result("the addon's options reach configuration tools (Settings: the settings window)",
+       all(o in conf for o in ("Model", "Settings", "laya-settings")),
        conf[-500:])
 open_window("GTK module", "fcitx")
 
