@@ -9,14 +9,15 @@ build="build-essential pkg-config libjansson-dev libsodium-dev libsqlite3-dev py
 # peer tests (libime's headers need fcitx5's); the IBus engine and its
 # end-to-end test under Xvfb; the fcitx5 addon (core and module headers) and
 # its end-to-end test (fcitx5 with pinyin, the GTK3 IM module, xwininfo, a
-# font with Chinese characters for the screenshot); tmux runs the terminal
-# demo's screen test; groff checks the manual.
+# font with Chinese characters for the screenshot); GTK 3's headers for the
+# settings window (laya-settings); tmux runs the terminal demo's screen
+# test; groff checks the manual.
 tests="opencc presage libpresage-dev libpresage-data
        libimecore-dev libfcitx5utils-dev libime-data-language-model
        libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool x11-utils imagemagick dbus dbus-x11
        dconf-gsettings-backend libglib2.0-bin python3-gi gir1.2-gtk-3.0 gir1.2-ibus-1.0
        libfcitx5core-dev fcitx5-modules-dev fcitx5 fcitx5-chinese-addons fcitx5-frontend-gtk3
-       fonts-wqy-microhei tmux groff-base"
+       fonts-wqy-microhei libgtk-3-dev tmux groff-base"
 pkgs=$build
 [ "${1:-}" = "--build" ] || pkgs="$build $tests"
 missing=""

@@ -42,6 +42,10 @@ fi
 if [ -f "$BUILD/fcitx5/liblaya-fcitx5.so" ] && [ -z "${LAYA_NO_E2E:-}" ]; then
     run "end to end: fcitx5 with pinyin under Xvfb" sh tests/e2e/fcitx5.sh
 fi
+# The settings window's where it was built (`make settings`, or with ibus/fcitx5).
+if [ -x "$BUILD/laya-settings" ] && [ -z "${LAYA_NO_E2E:-}" ]; then
+    run "end to end: the settings window under Xvfb" sh tests/e2e/settings.sh
+fi
 if [ -f tests/corpus/run.py ]; then
     run "corpus extractors" python3 tests/corpus/run.py
 fi

@@ -236,7 +236,7 @@ static void on_forget(GtkButton *b, settings_ui *u) {
     if (laya_memory_forget_text(u->mem, text, len, &removed, err, sizeof err) != LAYA_OK)
         status(u, "Not forgotten: %s", err);
     else
-        status(u, "Forgot \u201c%s\u201d (%lld commits)", shown, (long long)removed);
+        status(u, "Forgot \u201c%s\u201d (%lld commit%s)", shown, (long long)removed, removed == 1 ? "" : "s");
     g_bytes_unref(bytes);
     g_free(shown);
     reload(u);

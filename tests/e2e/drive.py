@@ -226,6 +226,32 @@ d = cmd("dump")
 result("password field: no ghost text ever", not any(d["password"]["preedits"]), d["password"]["preedits"])
 result("password field: Tab accepts nothing", d["password"]["text"] == EN, d["password"]["text"])
 
+# --- the settings file (what `laya settings` writes), read again at the next focus ---
+settings = os.path.join(os.environ["XDG_CONFIG_HOME"], "laya", "settings.ini")
+os.makedirs(os.path.dirname(settings), exist_ok=True)
+with open(settings, "w") as f:
+    f.write("[suggestions]\nenabled=true\ncount=1\naccept_key=End\n")
+cmd("focus set1")
+time.sleep(0.3)
+sh("xdotool", "type", "--delay", "120", EN)
+shown = ghost_is("set1", best)
+sh("xdotool", "key", "End")
+ok = wait_for(lambda: text_of("set1") == EN + best, 5)
+result("settings: accept_key=End, read at the focus change, makes End accept", shown and ok,
+       (shown, cmd("dump")["set1"]))
+with open(settings, "w") as f:
+    f.write("[suggestions]\nenabled=false\n")
+cmd("focus set2")
+time.sleep(0.3)
+sh("xdotool", "type", "--delay", "120", EN)
+time.sleep(1.5)
+sh("xdotool", "key", "End")
+time.sleep(0.5)
+d = cmd("dump")
+result("settings: enabled=false shows nothing and End accepts nothing",
+       not any(d["set2"]["preedits"]) and d["set2"]["text"] == EN, d["set2"])
+os.unlink(settings)
+
 result("the engine process ran and is alive", sh("pgrep", "-f", "^" + engine).returncode == 0)
 cmd("quit")
 

@@ -23,7 +23,7 @@ import gi
 gi.require_version("Gtk", "3.0")
 from gi.repository import GLib, Gtk, Pango  # noqa: E402
 
-NAMES = ("plain", "password", "plain2", "num", "zh")
+NAMES = ("plain", "password", "plain2", "num", "zh", "set1", "set2")
 win = Gtk.Window(title="laya-e2e")
 win.set_default_size(640, 200)
 box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=8)
