@@ -231,6 +231,30 @@ result("Esc takes the list down", shown and gone)
 result("after Esc, Tab passes through: the text is what pinyin committed", text("plain2") == "你好",
        text("plain2"))
 
+# --- the settings file (what `laya settings` writes), read again at the next focus -------
+settings = os.path.join(os.environ["XDG_CONFIG_HOME"], "laya", "settings.ini")
+os.makedirs(os.path.dirname(settings), exist_ok=True)
+with open(settings, "w") as f:
+    f.write("[suggestions]\nenabled=true\ncount=1\naccept_key=End\n")
+focus("plain")
+clear("plain")
+pinyin("nihao", "plain")
+shown = wait_for(lambda: text("plain") == "你好", 5) and wait_for(panel_shown, 5)
+sh("xdotool", "key", "End")
+ok = wait_for(lambda: text("plain") == "你好" + best, 5)
+result("settings: accept_key=End, read at the focus change, makes End accept", shown and ok,
+       (shown, text("plain"), best))
+with open(settings, "w") as f:
+    f.write("[suggestions]\nenabled=false\n")
+focus("plain2")
+clear("plain2")
+pinyin("nihao", "plain2")
+committed = wait_for(lambda: text("plain2") == "你好", 5)
+seen = wait_for(panel_shown, 2)
+result("settings: enabled=false: pinyin commits, Laya shows nothing", committed and not seen,
+       (text("plain2"), seen))
+os.unlink(settings)
+
 # --- a password field: nothing shown, Tab accepts nothing -------------------------------
 result("password field: fcitx5 has it on keyboard-us", focus("password", "keyboard-us"))
 sh("xdotool", "type", "--delay", "120", "nihao best re")
