@@ -260,6 +260,14 @@ cmd("quit")
 # the auxiliary text itself (as the panel does for GTK), so the test reads
 # exactly what a user would see.
 os.environ["LAYA_MODEL"] = os.path.join(work, "none.safetensors")
+# The property menu's "Laya settings" starts $LAYA_SETTINGS_PROGRAM (the
+# installed window otherwise): here a script that leaves a mark.
+opened = os.path.join(work, "settings-opened")
+fake_window = os.path.join(work, "laya-settings")
+with open(fake_window, "w") as f:
+    f.write(f"#!/bin/sh\ntouch '{opened}'\n")
+os.chmod(fake_window, 0o755)
+os.environ["LAYA_SETTINGS_PROGRAM"] = fake_window
 procs.append(subprocess.Popen(["ibus-daemon", "--replace", "--panel", "disable"],
                               stdout=daemon_log, stderr=subprocess.STDOUT))
 time.sleep(1)
@@ -270,10 +278,12 @@ from gi.repository import GLib, IBus  # noqa: E402
 IBus.init()
 bus = IBus.Bus()
 ctx = bus.create_input_context("laya-e2e")
-aux = []
+aux, props = [], []
 ctx.connect("update-auxiliary-text", lambda _c, t, visible: aux.append((t.get_text(), visible)))
+ctx.connect("register-properties", lambda _c, pl: props.extend(
+    (pl.get(i).get_key(), pl.get(i).get_label().get_text()) for i in range(64) if pl.get(i)))
 ctx.set_capabilities(IBus.Capabilite.PREEDIT_TEXT | IBus.Capabilite.AUXILIARY_TEXT |
-                     IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.FOCUS)
+                     IBus.Capabilite.LOOKUP_TABLE | IBus.Capabilite.FOCUS | IBus.Capabilite.PROPERTY)
 ctx.focus_in()
 ctx.set_engine("laya")
 ctx.process_key_event(IBus.KEY_a, 38, 0)
@@ -287,4 +297,8 @@ def pump():
 
 result("without a model the engine says so at the caret, with the fix", wait_for(pump, 8) and
        any("none.safetensors" in t and "LAYA_MODEL" in t for t, _ in aux), aux)
+result("the engine's property menu offers Laya settings", any(k == "laya-settings" for k, _ in props), props)
+ctx.property_activate("laya-settings", 0)
+pump()
+result("activating it starts the settings window", wait_for(lambda: (pump(), os.path.exists(opened))[1], 5))
 finish()
