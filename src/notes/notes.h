@@ -63,7 +63,9 @@ int notes_query(const char *text, size_t n, int mode, char *q, size_t qcap);
 /* Where the sentence being typed starts in ctx[0..n) and where its last
  * finished word ends: ctx[*start..*end) holds the words to look up. A word
  * still being typed (letters right before the cursor) is left out; a CJK
- * character counts as finished (an IME commits it whole). */
+ * character counts as finished (an IME commits it whole). A sentence whose
+ * end mark was just typed (nothing but blanks after it) is still the
+ * current one, until the next one starts. */
 void notes_sentence(const char *ctx, size_t n, size_t *start, size_t *end);
 
 /* notes_store.c: a search for an FTS5 query q (from notes_query). */

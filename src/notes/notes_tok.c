@@ -246,7 +246,15 @@ void notes_sentence(const char *ctx, size_t n, size_t *start, size_t *end) {
     }
     size_t lo = n > NOTES_SENTENCE_MAX ? n - NOTES_SENTENCE_MAX : 0;
     while (lo < n && (s[lo] & 0xC0) == 0x80) lo++;
+    /* A sentence just ended (its mark and blanks typed, nothing after)
+     * is still the one being written about. */
     size_t b = e;
+    while (e == n && b > lo) {
+        size_t p = utf8_prev(s, b);
+        int32_t c = utf8_cp_at(s, n, p);
+        if (!ends_sentence(c) && c != ' ' && c != '\t' && c != 0x3000) break;
+        b = p;
+    }
     while (b > lo) {
         size_t p = utf8_prev(s, b);
         if (ends_sentence(utf8_cp_at(s, n, p))) break;
