@@ -7,6 +7,10 @@
  * The file (schema NOTES_SCHEMA, application_id NOTES_APP_ID):
  *   files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns, size, hash BLOB, seen)
  *   notes  FTS5(title, body), rowid = files.id, tokenize 'porter laya'
+ *   terms(term PRIMARY KEY, df): in how many notes each token is, kept in
+ *          step with notes, so a query can leave out the commonest terms
+ *          at the cost of a B-tree lookup (FTS5's own fts5vocab counts by
+ *          reading the term's whole list: milliseconds for a common word)
  * path is absolute (the folder's realpath joined with the name under it);
  * hash is BLAKE2b-128 (libsodium) of the bytes; seen is the run that last
  * saw the file, so what a run did not see under its folder is removed.
@@ -40,12 +44,30 @@ enum {
     NOTES_BUSY_MS = 2000,
     NOTES_MAX_TERMS = 24,        /* terms of one query (the ones nearest the cursor) */
     NOTES_MAX_QUERY = 2048,      /* bytes of the FTS5 query built from them */
-    NOTES_SENTENCE_MAX = 600     /* bytes before the cursor a sentence may span */
+    NOTES_SENTENCE_MAX = 600,    /* bytes before the cursor a sentence may span */
+    NOTES_DF_MIN = 64,           /* a term in at most this many notes is always asked */
+    NOTES_POSTINGS = 256         /* notes a related-notes query may score (notes_store.c: drop_common) */
 };
+/* ... or in at most this share of them (notes_store.c: drop_common). */
+#define NOTES_DF_FRAC 0.02
 
 /* Registers the tokenizer "laya" on db. SQLITE_ERROR when the SQLite in use
  * has no FTS5 (then *no_fts5 is 1). */
 int notes_tok_register(sqlite3 *db, int *no_fts5);
+
+/* The index form of one query term (what porter over "laya" makes of it:
+ * "meetings" -> "meet"), for looking its document frequency up. */
+typedef struct notes_stemmer notes_stemmer;
+/* NULL when the tokenizers cannot be found (no FTS5, or not registered). */
+notes_stemmer *notes_stemmer_new(sqlite3 *db);
+void notes_stemmer_free(notes_stemmer *st);
+/* The first token of term[0..n) into out (cap bytes, NUL-terminated);
+ * returns its length, 0 when there is none. */
+size_t notes_stem(notes_stemmer *st, const char *term, size_t n, char *out, size_t cap);
+/* Calls fn with each token of a document's text[0..n) in index form (a
+ * token may come more than once). fn returns nonzero to stop. */
+void notes_stem_each(notes_stemmer *st, const char *text, size_t n, int (*fn)(void *ctx, const char *tok, int len),
+                     void *ctx);
 
 /* Which terms notes_query takes. */
 enum {

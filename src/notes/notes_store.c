@@ -28,7 +28,10 @@ enum {
 struct laya_notes {
     pthread_mutex_t mu;
     sqlite3 *db;
-    sqlite3_stmt *get, *add_file, *set_file, *touch, *del_file, *add_note, *del_note, *search, *count;
+    sqlite3_stmt *get, *add_file, *set_file, *touch, *del_file, *add_note, *del_note, *search, *count, *df, *df_add, *df_gone,
+        *old_text;
+    notes_stemmer *stem;
+    int64_t total;       /* notes in the index as of open or the last index run (for NOTES_DF_FRAC) */
     char path[NOTES_PATH_MAX];
 };
 
@@ -176,6 +179,7 @@ static laya_status make_private(const char *path, char *err, size_t errlen) {
 static const char *const schema_sql =
     "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL, "
     "size INTEGER NOT NULL, hash BLOB NOT NULL, seen INTEGER NOT NULL);"
+    "CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE VIRTUAL TABLE notes USING fts5(title, body, tokenize = 'porter laya');"
     "INSERT INTO notes(notes, rank) VALUES('rank', 'bm25(3.0, 1.0)');";
 
@@ -202,15 +206,15 @@ static laya_status check_schema(laya_notes *n, int *fresh, char *err, size_t err
                        n->path, version, NOTES_SCHEMA);
     if ((st = query_int(n,
                         "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'index') AND name IN ('files', "
-                        "'notes', 'notes_data', 'notes_idx', 'notes_content', 'notes_docsize', 'notes_config')",
+                        "'terms', 'notes', 'notes_data', 'notes_idx', 'notes_content', 'notes_docsize', 'notes_config')",
                         &ours, "reading the schema", err, errlen)) ||
         (st = query_int(n,
                         "SELECT count(*) FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' AND "
-                        "name NOT IN ('files', 'notes', 'notes_data', 'notes_idx', 'notes_content', "
+                        "name NOT IN ('files', 'terms', 'notes', 'notes_data', 'notes_idx', 'notes_content', "
                         "'notes_docsize', 'notes_config'))",
                         &others, "reading the schema", err, errlen)))
         return st;
-    if (version != NOTES_SCHEMA || ours != 7 || others != 0)
+    if (version != NOTES_SCHEMA || ours != 8 || others != 0)
         return err_set(err, errlen, LAYA_ERR_FORMAT,
                        "notes index %s does not hold Laya's tables as this build writes them (damaged or edited by "
                        "hand): remove it and run `laya notes index DIR` again",
@@ -242,7 +246,7 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                        "Debian's libsqlite3-0 (it has FTS5) or a SQLite built with SQLITE_ENABLE_FTS5",
                        sqlite3_libversion());
     if (rc != SQLITE_OK) return fail(n, rc, "registering the tokenizer", err, errlen);
-    if ((st = exec(n, "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY;", "configuring", err, errlen))) return st;
+    if ((st = exec(n, "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456;", "configuring", err, errlen))) return st;
     int fresh;
     if ((st = check_schema(n, &fresh, err, errlen))) return st;
     if (!mem) {
@@ -285,6 +289,12 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
         (st = prepare(n, &n->add_note, "INSERT INTO notes(rowid, title, body) VALUES(?1, ?2, ?3)", err, errlen)) ||
         (st = prepare(n, &n->del_note, "DELETE FROM notes WHERE rowid = ?1", err, errlen)) ||
         (st = prepare(n, &n->count, "SELECT count(*) FROM files", err, errlen)) ||
+        (st = prepare(n, &n->df, "SELECT df FROM terms WHERE term = ?1", err, errlen)) ||
+        (st = prepare(n, &n->df_add,
+                      "INSERT INTO terms(term, df) VALUES(?1, ?2) ON CONFLICT(term) DO UPDATE SET df = df + ?2", err,
+                      errlen)) ||
+        (st = prepare(n, &n->df_gone, "DELETE FROM terms WHERE term = ?1 AND df <= 0", err, errlen)) ||
+        (st = prepare(n, &n->old_text, "SELECT title, body FROM notes WHERE rowid = ?1", err, errlen)) ||
         /* rank is bm25(notes, 3.0, 1.0) (the schema sets it): FTS5 sorts by it
          * itself, and only the k best rows get a snippet. */
         (st = prepare(n, &n->search,
@@ -293,7 +303,9 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                       "ORDER BY rank LIMIT ?2) AS s JOIN files AS f ON f.id = s.id ORDER BY s.rank",
                       err, errlen)))
         return st;
-    return LAYA_OK;
+    if (!(n->stem = notes_stemmer_new(n->db)))
+        return err_set(err, errlen, LAYA_ERR_INTERNAL, "notes index: FTS5's porter tokenizer is missing");
+    return query_int(n, "SELECT count(*) FROM files", &n->total, "counting notes", err, errlen);
 undo:
     rollback(n);
     return st;
@@ -324,8 +336,9 @@ laya_status laya_notes_open(const char *path, int create, laya_notes **out, char
 void laya_notes_free(laya_notes *n) {
     if (!n) return;
     sqlite3_stmt *q[] = {n->get, n->add_file, n->set_file, n->touch, n->del_file, n->add_note, n->del_note,
-                         n->search, n->count};
+                         n->search, n->count, n->df, n->df_add, n->df_gone, n->old_text};
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) sqlite3_finalize(q[i]);
+    notes_stemmer_free(n->stem);
     sqlite3_close_v2(n->db);
     pthread_mutex_destroy(&n->mu);
     free(n);
@@ -462,6 +475,84 @@ static laya_status read_note(const char *path, int64_t size, char **buf, size_t 
     return LAYA_OK;
 }
 
+/* ---- document frequencies (the terms table) ---- */
+
+typedef struct {
+    char **t;
+    size_t n, cap;
+    int oom;
+} tokset;
+
+static int tok_collect(void *ctx, const char *tok, int len) {
+    tokset *s = ctx;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        char **nt = realloc(s->t, cap * sizeof *nt);
+        if (!nt) return s->oom = 1;
+        s->t = nt;
+        s->cap = cap;
+    }
+    if (!(s->t[s->n] = strndup(tok, (size_t)len))) return s->oom = 1;
+    s->n++;
+    return 0;
+}
+
+static int cmp_pstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Adds delta (+1 or -1) to the document frequency of each distinct token
+ * of a note's title and body. */
+static laya_status count_terms(indexer *x, const char *title, const char *body, size_t blen, int delta) {
+    laya_notes *n = x->n;
+    tokset s = {0};
+    notes_stem_each(n->stem, title, strlen(title), tok_collect, &s);
+    if (!s.oom) notes_stem_each(n->stem, body, blen, tok_collect, &s);
+    laya_status st = s.oom ? err_set(x->err, x->errlen, LAYA_ERR_NOMEM, "out of memory counting terms") : LAYA_OK;
+    if (s.n) qsort(s.t, s.n, sizeof *s.t, cmp_pstr);
+    for (size_t i = 0; i < s.n && st == LAYA_OK; i++) {
+        if (i && !strcmp(s.t[i], s.t[i - 1])) continue;
+        sqlite3_bind_text(n->df_add, 1, s.t[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int(n->df_add, 2, delta);
+        st = run(n, n->df_add, "counting terms", x->err, x->errlen);
+        if (st == LAYA_OK && delta < 0) {
+            sqlite3_bind_text(n->df_gone, 1, s.t[i], -1, SQLITE_STATIC);
+            st = run(n, n->df_gone, "counting terms", x->err, x->errlen);
+        }
+    }
+    for (size_t i = 0; i < s.n; i++) free(s.t[i]);
+    free(s.t);
+    return st;
+}
+
+/* Takes the indexed note id out of the counts and of the full-text index. */
+static laya_status unindex(indexer *x, int64_t id) {
+    laya_notes *n = x->n;
+    sqlite3_bind_int64(n->old_text, 1, id);
+    int rc = sqlite3_step(n->old_text);
+    laya_status st = LAYA_OK;
+    if (rc == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(n->old_text, 0);
+        const char *b = (const char *)sqlite3_column_text(n->old_text, 1);
+        size_t bl = (size_t)sqlite3_column_bytes(n->old_text, 1);
+        char *tc = strdup(t ? t : ""), *bc = malloc(bl + 1);
+        if (tc && bc) {
+            memcpy(bc, b ? b : "", b ? bl : 0);
+            bc[b ? bl : 0] = 0;
+        }
+        sqlite3_reset(n->old_text);
+        st = tc && bc ? count_terms(x, tc, bc, b ? bl : 0, -1)
+                      : err_set(x->err, x->errlen, LAYA_ERR_NOMEM, "out of memory removing a note");
+        free(tc);
+        free(bc);
+    } else {
+        if (rc != SQLITE_DONE) st = fail(n, rc, "reading a note's old text", x->err, x->errlen);
+        sqlite3_reset(n->old_text);
+    }
+    sqlite3_clear_bindings(n->old_text);
+    if (st != LAYA_OK) return st;
+    sqlite3_bind_int64(n->del_note, 1, id);
+    return run(n, n->del_note, "removing a note's old text", x->err, x->errlen);
+}
+
 static laya_status index_file(indexer *x, const char *path, const struct stat *sb) {
     laya_notes *n = x->n;
     int64_t mtime = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec, size = (int64_t)sb->st_size;
@@ -501,8 +592,7 @@ static laya_status index_file(indexer *x, const char *path, const struct stat *s
         ev = LAYA_NOTE_UNCHANGED;
     } else if (id) {
         ev = LAYA_NOTE_UPDATED;
-        sqlite3_bind_int64(n->del_note, 1, id);
-        if ((st = run(n, n->del_note, "removing a note's old text", x->err, x->errlen))) goto out;
+        if ((st = unindex(x, id))) goto out;
     } else {
         ev = LAYA_NOTE_ADDED;
         sqlite3_bind_text(n->add_file, 1, path, -1, SQLITE_STATIC);
@@ -527,7 +617,9 @@ static laya_status index_file(indexer *x, const char *path, const struct stat *s
         sqlite3_bind_int64(n->add_note, 1, id);
         sqlite3_bind_text(n->add_note, 2, title, -1, SQLITE_STATIC);
         sqlite3_bind_text(n->add_note, 3, text, (int)len, SQLITE_STATIC);
-        if ((st = run(n, n->add_note, "indexing a note's text", x->err, x->errlen))) goto out;
+        if ((st = run(n, n->add_note, "indexing a note's text", x->err, x->errlen)) ||
+            (st = count_terms(x, title, text, len, +1)))
+            goto out;
     }
     report(x, ev, path, NULL);
     st = wrote(x);
@@ -626,9 +718,8 @@ static laya_status sweep(indexer *x, const char *root) {
     sqlite3_finalize(q);
     if (st == LAYA_ERR_NOMEM) err_set(x->err, x->errlen, st, "out of memory finding removed notes");
     for (size_t i = 0; i < cnt && st == LAYA_OK; i++) {
-        sqlite3_bind_int64(n->del_note, 1, ids[i]);
         sqlite3_bind_int64(n->del_file, 1, ids[i]);
-        if ((st = run(n, n->del_note, "removing a note", x->err, x->errlen)) ||
+        if ((st = unindex(x, ids[i])) ||
             (st = run(n, n->del_file, "removing a note", x->err, x->errlen)))
             break;
         report(x, LAYA_NOTE_REMOVED, paths[i], NULL);
@@ -665,6 +756,11 @@ laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report f
     pthread_mutex_unlock(&n->mu);
     for (int i = 0; i < x.n_unreadable; i++) free(x.unreadable[i]);
     x.sum.notes = total;
+    if (st == LAYA_OK) {
+        pthread_mutex_lock(&n->mu);
+        n->total = total;
+        pthread_mutex_unlock(&n->mu);
+    }
     if (sum) *sum = x.sum;
     return st;
 }
@@ -681,11 +777,76 @@ static void copy_text(char *d, size_t cap, const char *s) {
     d[l] = 0;
 }
 
-laya_status notes_search_query(laya_notes *n, const char *q, int k, laya_note *out, int *n_out, char *err,
+/* Rewrites the query q (notes_query's `"t" OR "t"*...`) into d, keeping
+ * the terms that say most about which note is related at a bounded cost.
+ * A term held by more than max(NOTES_DF_MIN, NOTES_DF_FRAC of the notes)
+ * goes: its bm25 weight is near zero and every note holding it would be
+ * scored. Of the rest, the rarest are kept while the notes they hold add up
+ * to at most NOTES_POSTINGS (the rarest one always): bm25 scores each note
+ * a term holds (about a microsecond each), so this bounds the query's
+ * cost whatever the number of notes. Prefix terms (a lone CJK character
+ * in a search box) are kept and not counted. Lock held. Returns the terms
+ * kept. */
+typedef struct {
+    const char *p;
+    size_t len;
+    int64_t df;
+} qterm;
+
+static int cmp_df(const void *a, const void *b) {
+    int64_t x = ((const qterm *)a)->df, y = ((const qterm *)b)->df;
+    return (x > y) - (x < y);
+}
+
+static int drop_common(laya_notes *n, const char *q, char *d, size_t cap) {
+    int64_t limit = (int64_t)(NOTES_DF_FRAC * (double)n->total);
+    if (limit < NOTES_DF_MIN) limit = NOTES_DF_MIN;
+    qterm t[NOTES_MAX_TERMS];
+    int nt = 0;
+    for (const char *p = q; *p == '"' && nt < NOTES_MAX_TERMS;) {
+        const char *e = strchr(p + 1, '"');
+        if (!e) break;
+        size_t len = (size_t)(e - p) + 1 + (e[1] == '*');
+        int64_t df = 0;
+        char tok[256];
+        size_t tl = e[1] == '*' ? 0 : notes_stem(n->stem, p + 1, (size_t)(e - p - 1), tok, sizeof tok);
+        if (tl) {
+            sqlite3_bind_text(n->df, 1, tok, (int)tl, SQLITE_STATIC);
+            if (sqlite3_step(n->df) == SQLITE_ROW) df = sqlite3_column_int64(n->df, 0);
+            sqlite3_reset(n->df);
+            sqlite3_clear_bindings(n->df);
+        }
+        if (e[1] == '*' || (df > 0 && df <= limit)) t[nt++] = (qterm){p, len, e[1] == '*' ? 0 : df};
+        p += len;
+        if (!strncmp(p, " OR ", 4)) p += 4;
+    }
+    qsort(t, (size_t)nt, sizeof t[0], cmp_df);
+    size_t o = 0;
+    int kept = 0;
+    int64_t postings = 0;
+    d[0] = 0;
+    for (int i = 0; i < nt; i++) {
+        if (kept && postings + t[i].df > NOTES_POSTINGS) break;
+        if (o + t[i].len + 5 >= cap) break;
+        postings += t[i].df;
+        if (kept++) memcpy(d + o, " OR ", 4), o += 4;
+        memcpy(d + o, t[i].p, t[i].len);
+        o += t[i].len;
+        d[o] = 0;
+    }
+    return kept;
+}
+
+laya_status notes_search_query(laya_notes *n, const char *q0, int k, laya_note *out, int *n_out, char *err,
                                size_t errlen) {
     *n_out = 0;
-    if (!q[0] || k <= 0) return LAYA_OK;
+    if (!q0[0] || k <= 0) return LAYA_OK;
     pthread_mutex_lock(&n->mu);
+    char q[NOTES_MAX_QUERY];
+    if (!drop_common(n, q0, q, sizeof q)) {
+        pthread_mutex_unlock(&n->mu);
+        return LAYA_OK;
+    }
     sqlite3_bind_text(n->search, 1, q, -1, SQLITE_STATIC);
     sqlite3_bind_int(n->search, 2, k);
     int rc, got = 0;

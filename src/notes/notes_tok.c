@@ -104,6 +104,71 @@ int notes_tok_register(sqlite3 *db, int *no_fts5) {
     return api->xCreateTokenizer(api, "laya", NULL, &tk, NULL);
 }
 
+/* ---- stemming query terms ------------------------------------------------------ */
+
+struct notes_stemmer {
+    fts5_tokenizer api;
+    Fts5Tokenizer *t;
+};
+
+notes_stemmer *notes_stemmer_new(sqlite3 *db) {
+    fts5_api *api = fts5_of(db);
+    void *ud = NULL;
+    notes_stemmer *st = calloc(1, sizeof *st);
+    const char *args[] = {"laya"};
+    if (!api || !st || api->xFindTokenizer(api, "porter", &ud, &st->api) != SQLITE_OK ||
+        st->api.xCreate(ud, args, 1, &st->t) != SQLITE_OK) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void notes_stemmer_free(notes_stemmer *st) {
+    if (!st) return;
+    st->api.xDelete(st->t);
+    free(st);
+}
+
+typedef struct {
+    char *out;
+    size_t cap, len;
+} stem_out;
+
+static int take_first(void *ctx, int flags, const char *tok, int n, int start, int end) {
+    (void)flags, (void)start, (void)end;
+    stem_out *o = ctx;
+    if (o->len || n <= 0 || (size_t)n >= o->cap) return SQLITE_OK;
+    memcpy(o->out, tok, (size_t)n);
+    o->out[n] = 0;
+    o->len = (size_t)n;
+    return SQLITE_OK;
+}
+
+size_t notes_stem(notes_stemmer *st, const char *term, size_t n, char *out, size_t cap) {
+    stem_out o = {out, cap, 0};
+    if (cap) out[0] = 0;
+    st->api.xTokenize(st->t, &o, FTS5_TOKENIZE_QUERY, term, (int)n, take_first);
+    return o.len;
+}
+
+typedef struct {
+    int (*fn)(void *ctx, const char *tok, int len);
+    void *ctx;
+} each_ctx;
+
+static int each_token(void *ctx, int flags, const char *tok, int n, int start, int end) {
+    (void)flags, (void)start, (void)end;
+    each_ctx *e = ctx;
+    return e->fn(e->ctx, tok, n) ? SQLITE_DONE : SQLITE_OK;
+}
+
+void notes_stem_each(notes_stemmer *st, const char *text, size_t n, int (*fn)(void *ctx, const char *tok, int len),
+                     void *ctx) {
+    each_ctx e = {fn, ctx};
+    st->api.xTokenize(st->t, &e, FTS5_TOKENIZE_DOCUMENT, text, (int)n, each_token);
+}
+
 /* ---- terms ------------------------------------------------------------------ */
 
 /* Small on purpose: what carries no topic in a sentence. Sorted (bsearch). */
