@@ -18,7 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "notes/notes.h"
+#include "server/proto.h"
+#include "test_engine_util.h"
 
 /* The hand-made Chinese set: how many of its 20 queries must find their
  * note among the top 3 (the bigram tokenizer finds all 20: docs/DESIGN.md). */
@@ -461,5 +465,62 @@ TEST(notes_hostile_files_and_modes) {
     CHECKF(laya_notes_search(n, bad, strlen(bad), 2, h, &nh, err, sizeof err) == LAYA_OK && nh == 0, "%s", err);
     CHECK(laya_notes_search(n, "", 0, 2, h, &nh, err, sizeof err) == LAYA_OK && nh == 0);
     CHECK(laya_notes_search(n, "x", 1, LAYA_NOTES_MAX_K + 1, h, &nh, err, sizeof err) == LAYA_ERR_ARG);
+    laya_notes_free(n);
+}
+
+/* The protocol: suggest replies carry "notes" with an index attached and a
+ * match, none when private or without an index; the notes op searches. */
+TEST(notes_in_the_protocol) {
+    char tmp[256], d[4096], err[512] = "";
+    snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+    mkdir_in(tmp, "proto", d, sizeof d);
+    puts_note(d, "alice.md", "# Alice\nher phone number and birthday\n");
+    laya_notes *n = NULL;
+    laya_notes_summary s;
+    CHECK(laya_notes_open(":memory:", 1, &n, err, sizeof err) == LAYA_OK);
+    CHECK(laya_notes_index(n, d, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.added == 1);
+    float *w = NULL;
+    laya_model *lm = te_model(300, 16, 8, 1, 3, 0.5f, 3, &w);
+    CHECK(lm);
+    laya_search_opts cfg = laya_search_defaults();
+    proto *p = NULL, *bare = NULL;
+    CHECK(proto_new(lm, &cfg, 4, &p) == LAYA_OK && proto_new(lm, &cfg, 4, &bare) == LAYA_OK);
+    proto_set_notes(p, n);
+    static const char sug[] = "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"I will call Alice \"}";
+    char *r = proto_handle(p, 1, sug, strlen(sug));
+    json_t *j = r ? json_loads(r, 0, NULL) : NULL;
+    json_t *notes = json_object_get(j, "notes");
+    CHECKF(json_is_array(notes) && json_array_size(notes) == 1, "%s", r ? r : "(null)");
+    json_t *o = json_array_get(notes, 0);
+    CHECK(!strcmp(json_string_value(json_object_get(o, "title")), "Alice"));
+    CHECK(strstr(json_string_value(json_object_get(o, "path")), "/alice.md"));
+    CHECK(strstr(json_string_value(json_object_get(o, "snippet")), "[Alice]"));
+    CHECK(json_is_array(json_object_get(j, "suggestions")));
+    json_decref(j);
+    free(r);
+    /* Private: nothing looked up. No match, no index: no "notes" at all. */
+    static const char priv[] = "{\"op\":\"suggest\",\"session\":\"b\",\"context\":\"Alice \",\"private\":true}";
+    static const char miss[] = "{\"op\":\"suggest\",\"session\":\"c\",\"context\":\"nothing related here \"}";
+    const char *const none[] = {priv, miss};
+    for (int i = 0; i < 3; i++) {
+        r = i < 2 ? proto_handle(p, 1, none[i], strlen(none[i])) : proto_handle(bare, 1, sug, strlen(sug));
+        CHECKF(r && strstr(r, "\"suggestions\"") && !strstr(r, "\"notes\""), "%d: %s", i, r ? r : "(null)");
+        free(r);
+    }
+    static const char op[] = "{\"op\":\"notes\",\"query\":\"birthday\",\"k\":2}";
+    r = proto_handle(p, 1, op, strlen(op));
+    CHECKF(r && strstr(r, "\"notes\":[{") && strstr(r, "[birthday]") && strstr(r, "\"score\""), "%s", r);
+    free(r);
+    static const char badk[] = "{\"op\":\"notes\",\"query\":\"x\",\"k\":99}";
+    r = proto_handle(p, 1, badk, strlen(badk));
+    CHECK(r && strstr(r, "\"error\"") && strstr(r, "\\\"k\\\""));
+    free(r);
+    r = proto_handle(bare, 1, op, strlen(op));
+    CHECK(r && strstr(r, "\"error\"") && strstr(r, "--notes"));
+    free(r);
+    proto_free(p);
+    proto_free(bare);
+    laya_model_free(lm);
+    free(w);
     laya_notes_free(n);
 }
