@@ -36,7 +36,8 @@ static double uniform(void) { return (next_u32() + 0.5) / 4294967296.0; }
 
 /* Word w (0..VOCAB) as letters: a made-up but stable spelling. */
 static void word(int w, char *out) {
-    static const char *syl[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "do", "fi", "gu", "ha", "je", "bo"};
+    static const char *syl[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo",
+                                "ze", "pa", "do", "fi", "gu", "ha", "je", "bo"};
     int n = 0;
     out[0] = 0;
     do {

@@ -17,6 +17,8 @@ enum {
 
 static int class_at(const uint8_t *s, size_t n, size_t i) { return utf8_word_class(utf8_cp_at(s, n, i)); }
 
+static char lower(uint8_t b) { return (char)(b >= 'A' && b <= 'Z' ? b + 32 : b); }
+
 /* ---- the tokenizer ---------------------------------------------------------- */
 
 /* FTS5 wants an instance; the tokenizer has no state. */
@@ -52,7 +54,7 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
             while (e < n && class_at(s, n, e) == UTF8_WORD_CHAR) {
                 size_t ne = utf8_next(s, n, e);
                 if (len + (ne - e) <= TOK_MAX)
-                    for (size_t b = e; b < ne; b++) buf[len++] = s[b] >= 'A' && s[b] <= 'Z' ? (char)(s[b] + 32) : (char)s[b];
+                    for (size_t b = e; b < ne; b++) buf[len++] = lower(s[b]);
                 e = ne;
             }
             int rc = emit(ctx, 0, buf, (int)len, (int)i, (int)e);
@@ -211,7 +213,7 @@ static void add_term(terms *ts, const uint8_t *s, size_t len, int fold, int pref
     char *d = ts->t[ts->next];
     size_t o = 0;
     d[o++] = '"';
-    for (size_t i = 0; i < len; i++) d[o++] = fold && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : (char)s[i];
+    for (size_t i = 0; i < len; i++) d[o++] = fold ? lower(s[i]) : (char)s[i];
     d[o++] = '"';
     if (prefix) d[o++] = '*';
     d[o] = 0;
@@ -228,7 +230,8 @@ static void add_cjk(terms *ts, const uint8_t *s, size_t n, size_t a, size_t b, i
         if (search) add_term(ts, s + a, second - a, 0, 1);
         return;
     }
-    for (size_t i = a, j = second; j < b; i = j, j = utf8_next(s, n, j)) add_term(ts, s + i, utf8_next(s, n, j) - i, 0, 0);
+    for (size_t i = a, j = second; j < b; i = j, j = utf8_next(s, n, j))
+        add_term(ts, s + i, utf8_next(s, n, j) - i, 0, 0);
 }
 
 /* Collects the terms of s[0..n) in text order. */
@@ -246,7 +249,7 @@ static void collect(terms *ts, const uint8_t *s, size_t n, int mode) {
         if (c == UTF8_WORD_CHAR) {
             char low[TOK_MAX + 1];
             size_t len = e - i < TOK_MAX ? e - i : TOK_MAX;
-            for (size_t b = 0; b < len; b++) low[b] = s[i + b] >= 'A' && s[i + b] <= 'Z' ? (char)(s[i + b] + 32) : (char)s[i + b];
+            for (size_t b = 0; b < len; b++) low[b] = lower(s[i + b]);
             low[len] = 0;
             int name = s[i] >= 'A' && s[i] <= 'Z';
             if (search || (!is_stop_en(low) && (chars >= 3 || (name && chars >= 2)))) add_term(ts, s + i, e - i, 1, 0);
