@@ -281,6 +281,117 @@ laya_status laya_session_set_memory(laya_session *s, laya_memory *m);
  * what is typed until switched off. Callers must also not commit its text. */
 laya_status laya_session_set_private(laya_session *s, int on);
 
+/* ---- Notes (C11) ------------------------------------------------------------
+ * The user's own notes (a folder of Markdown files) indexed in SQLite FTS5,
+ * so that what is being typed can be linked to related notes. One index
+ * file per user (default $XDG_DATA_HOME/laya/notes.db, folders 0700, file
+ * 0600); it holds the notes' text, so it is as private as they are. Files,
+ * schema, ranking and the tokenizer: src/notes/notes.h.
+ *  - A laya_notes may be shared by threads (it holds a mutex).
+ *  - Every function that touches the file fills err (optional, errlen
+ *    bytes, caller-owned) with a sentence naming the file and a hint.
+ *  - Ranking is FTS5's bm25 with the title weighted 3 and the body 1; a
+ *    note's title is its first "# " heading, else its file name. Chinese
+ *    (and other text written without spaces) is indexed as overlapping
+ *    character bigrams, so it matches without a word list. */
+typedef struct laya_notes laya_notes;
+
+enum {
+    LAYA_NOTES_MAX_FILE = 4 * 1024 * 1024,   /* bytes: larger notes are skipped */
+    LAYA_NOTES_MAX_K = 8,                    /* notes per search */
+    LAYA_NOTE_TITLE = 256,                   /* bytes of a laya_note's title, NUL included */
+    LAYA_NOTE_PATH = 4096,                   /* ... of its path */
+    LAYA_NOTE_SNIPPET = 384                  /* ... of its snippet */
+};
+
+/* One related note. Strings are NUL-terminated, valid UTF-8, cut at a
+ * character boundary to fit. score: bm25, lower is better (negative). */
+typedef struct {
+    char title[LAYA_NOTE_TITLE];
+    char path[LAYA_NOTE_PATH];
+    char snippet[LAYA_NOTE_SNIPPET];   /* a few words around the match, the matches in [brackets] */
+    double score;
+} laya_note;
+
+/* The path laya_notes_open(NULL, ...) uses, into buf (n bytes):
+ * $XDG_DATA_HOME/laya/notes.db, else $HOME/.local/share/laya/notes.db.
+ * Creates nothing. LAYA_ERR_ARG when neither is absolute, LAYA_ERR_LIMIT
+ * when buf is too small. */
+laya_status laya_notes_default_path(char *buf, size_t n, char *err, size_t errlen);
+
+/* Opens (creating it when missing, unless create is 0) the index at path
+ * (NULL: the default path; ":memory:": a private index that lives until
+ * freed). *out is owned by the caller (laya_notes_free); NULL on error. A
+ * file that is not a Laya notes index, is damaged or from a newer Laya is
+ * refused and left unmodified. LAYA_ERR_UNSUPPORTED when the SQLite in use
+ * was built without FTS5. create 0 and no file: LAYA_ERR_IO. */
+laya_status laya_notes_open(const char *path, int create, laya_notes **out, char *err, size_t errlen);
+void laya_notes_free(laya_notes *n);   /* NULL is ignored */
+const char *laya_notes_path(const laya_notes *n);   /* owned by n */
+
+/* What laya_notes_index did with one file or folder. */
+typedef enum {
+    LAYA_NOTE_ADDED = 0,   /* new, indexed */
+    LAYA_NOTE_UPDATED,     /* its content changed: indexed again */
+    LAYA_NOTE_UNCHANGED,   /* same size, time and content: not read again (or read, hash equal) */
+    LAYA_NOTE_REMOVED,     /* gone from the folder (or now skipped): out of the index */
+    LAYA_NOTE_SKIPPED      /* not indexed: reason says why (binary, too large, not UTF-8, unreadable) */
+} laya_note_event;
+
+/* Called once per file (and per unreadable folder) as the index goes;
+ * path and reason (NULL unless SKIPPED) valid only during the call. It
+ * must not call laya_notes functions on the same handle. */
+typedef void (*laya_notes_report)(void *ctx, laya_note_event ev, const char *path, const char *reason);
+
+typedef struct {
+    int64_t added, updated, unchanged, removed, skipped;
+    int64_t notes;   /* notes in the index afterwards (every folder indexed so far) */
+} laya_notes_summary;
+
+/* Brings the index up to the folder dir (recursively; files named *.md or
+ * *.markdown; symbolic links are not followed): new and changed files are
+ * (re)indexed, files whose size and modification time are unchanged are
+ * not read, notes that were under dir and are gone are removed. Notes of
+ * other folders stay. Work is committed in batches of transactions: a
+ * process killed midway leaves a valid index holding every batch before
+ * the kill, and the next run finishes the job. Binary files (a NUL byte),
+ * files over LAYA_NOTES_MAX_FILE bytes, invalid UTF-8 and files or folders
+ * that cannot be read are skipped, each reported through fn (optional) with
+ * a reason; they are not errors. The notes below a folder that cannot be
+ * read are kept as they were. *sum (optional) gets the counts. An error
+ * (the index cannot be written, dir is not a folder) stops the run; what
+ * was committed before stays. */
+laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report fn, void *ctx,
+                             laya_notes_summary *sum, char *err, size_t errlen);
+
+/* The notes best matching the words of query (len bytes of UTF-8; the
+ * query is never parsed as FTS5 syntax: any text is safe), best first, at
+ * most k (<= LAYA_NOTES_MAX_K). A note matches when it holds any of the
+ * words; more of them and rarer ones rank higher. *n_out 0: nothing. */
+laya_status laya_notes_search(laya_notes *n, const char *query, size_t len, int k, laya_note *out, int *n_out,
+                              char *err, size_t errlen);
+
+/* Runs SQLite's and FTS5's integrity checks over the index. LAYA_ERR_FORMAT
+ * with the finding when damaged. */
+laya_status laya_notes_check(laya_notes *n, char *err, size_t errlen);
+
+/* Related notes for a session: with n, laya_session_notes returns the
+ * notes related to the sentence being typed; NULL (the default) detaches.
+ * n is borrowed: it must outlive the session or be detached first. */
+laya_status laya_session_set_notes(laya_session *s, laya_notes *n);
+
+/* The notes (at most k <= LAYA_NOTES_MAX_K) related to the names and terms
+ * of the current sentence (the context back to the last sentence end):
+ * words not in a small stop list, capitalised names, runs of CJK
+ * characters. The index is queried only when that set of terms changes,
+ * which happens only at a word end (a space or punctuation typed, or CJK
+ * text committed): other keystrokes cost the term extraction only and get
+ * the last answer. *out points into the session, valid until the next call
+ * on it. *n_out 0 in a private field (nothing is looked up) and without
+ * notes attached. An index error gives no notes (the typing goes on) and
+ * is returned. */
+laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, int *n_out);
+
 #ifdef __cplusplus
 }
 #endif

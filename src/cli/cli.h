@@ -57,5 +57,6 @@ int cmd_settings(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_notes(int argc, char **argv);
 
 #endif

@@ -34,7 +34,7 @@ static void usage(FILE *f) {
             "usage: laya serve --stdio | --socket [PATH]  [--model PATH] [--allow-unsigned]\n"
             "                  [--max-sessions N]\n"
             "                  [--max-line BYTES] [--max-clients N] [--workers N]\n"
-            "                  [--client-sessions N] [--memory PATH | --no-learn]\n"
+            "                  [--client-sessions N] [--memory PATH | --no-learn] [--notes PATH]\n"
             "                  " CLI_SEARCH_USAGE "\n"
             "Answers JSON lines with JSON lines (docs/PROTOCOL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
@@ -51,6 +51,9 @@ static void usage(FILE *f) {
             "                   $XDG_DATA_HOME/laya/memory.db); shared with every Laya process\n"
             "--no-learn         learn nothing: commits are dropped, suggestions come from the\n"
             "                   model alone\n"
+            "--notes PATH       the notes index (`laya notes index DIR`) suggest replies link to\n"
+            "                   (\"notes\":[...]) and the notes op searches; default\n"
+            "                   $XDG_DATA_HOME/laya/notes.db when it exists\n"
             "Sessions are per connection; at most --max-sessions over all of them (default\n"
             "%d with --stdio, %d with --socket) and, with --socket, --client-sessions per\n"
             "connection (default 16); beyond that some are closed (they reopen empty).\n",
@@ -96,8 +99,24 @@ static void load_model(void *v) {
     j->st = laya_model_load_opts(j->path, &o, &j->m, j->err, sizeof j->err);
 }
 
+/* The notes index: path (it must open), else the default one when it
+ * exists (a damaged one is reported and left out), else none. */
+static laya_notes *open_notes(const char *path) {
+    char err[1024] = "", def[4096];
+    laya_notes *n = NULL;
+    if (path) {
+        laya_status st = laya_notes_open(path, 0, &n, err, sizeof err);
+        if (st != LAYA_OK) cli_die("serve: --notes: %s", *err ? err : laya_status_str(st));
+        return n;
+    }
+    if (laya_notes_default_path(def, sizeof def, NULL, 0) != LAYA_OK || access(def, F_OK) != 0) return NULL;
+    if (laya_notes_open(def, 0, &n, err, sizeof err) != LAYA_OK)
+        fprintf(stderr, "laya: serve: notes left out: %s\n", err);
+    return n;
+}
+
 int cmd_serve(int argc, char **argv) {
-    const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL;
+    const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL, *notes_path = NULL;
     int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0, allow_unsigned = 0;
     laya_search_opts cfg = laya_search_defaults();
     srv_cfg scfg = srv_cfg_default();
@@ -114,6 +133,10 @@ int cmd_serve(int argc, char **argv) {
         } else if (!strcmp(a, "--memory")) {
             if (!v) cli_die("--memory expects a path");
             memory_path = v;
+            i++;
+        } else if (!strcmp(a, "--notes")) {
+            if (!v) cli_die("--notes expects a path (an index made by `laya notes index DIR`)");
+            notes_path = v;
             i++;
         } else if (!strcmp(a, "--stdio")) {
             stdio = 1;
@@ -157,6 +180,8 @@ int cmd_serve(int argc, char **argv) {
     scfg.max_sessions = max_sessions;
     laya_memory *mem = no_learn ? NULL : cli_open_memory(memory_path);
     scfg.memory = mem;
+    laya_notes *notes = open_notes(notes_path);
+    scfg.notes = notes;
 
     char err[1024] = "", def[256];
     srv *s = NULL;
@@ -194,6 +219,7 @@ int cmd_serve(int argc, char **argv) {
     if (stdio) {
         if (proto_new(m, &cfg, max_sessions, &p) != LAYA_OK) cli_die("out of memory");
         proto_set_memory(p, mem);
+        proto_set_notes(p, notes);
         rc = serve_stdio(p);
         proto_free(p);
     } else {
@@ -207,6 +233,7 @@ int cmd_serve(int argc, char **argv) {
         if (!srv_close(s)) exit(rc);
     }
     laya_memory_free(mem);
+    laya_notes_free(notes);
     laya_model_free(m);
     return rc;
 }

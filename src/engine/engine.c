@@ -28,6 +28,7 @@
 
 #include "util/utf8.h"
 #include "kern/kern.h"
+#include "notes/notes.h"
 #include "learn/learn_index.h"
 #include "util/err.h"
 #include "util/privacy.h"
@@ -269,6 +270,7 @@ void laya_session_free(laya_session *s) {
     free(s->enc_end);
     free(s->enc_chunk);
     learn_index_free(s->cix);
+    notes_link_free(s->notes);
     free(s);
 }
 
@@ -541,6 +543,23 @@ laya_status laya_session_set_memory(laya_session *s, laya_memory *m) {
     s->lix = NULL;
     s->learn_on = m != NULL;
     return LAYA_OK;
+}
+
+laya_status laya_session_set_notes(laya_session *s, laya_notes *n) {
+    if (!s) return LAYA_ERR_ARG;
+    struct notes_link *l = n ? notes_link_new(n) : NULL;
+    if (n && !l) return LAYA_ERR_NOMEM;
+    notes_link_free(s->notes);
+    s->notes = l;
+    return LAYA_OK;
+}
+
+laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, int *n_out) {
+    if (n_out) *n_out = 0;
+    if (!s || !out || !n_out || k < 0 || k > LAYA_NOTES_MAX_K) return LAYA_ERR_ARG;
+    *out = NULL;
+    if (!s->notes || s->private_field || !k) return LAYA_OK;
+    return notes_link_related(s->notes, (const char *)s->ctx, s->len, k, out, n_out);
 }
 
 laya_status laya_session_set_private(laya_session *s, int on) {

@@ -146,6 +146,9 @@ struct laya_session {
     uint64_t junk_hash[ENGINE_JUNK_CACHE];   /* blend.c: words judged, by hash (0: none) */
     uint8_t junk_verdict[ENGINE_JUNK_CACHE];
 
+    /* Related notes (src/notes): the attached index and its cache (NULL: none). */
+    struct notes_link *notes;
+
     float *mem;                     /* the one block all float arrays live in */
 };
 

@@ -84,6 +84,7 @@ typedef struct {
     IBusEngineClass parent;
     const laya_model *model;
     laya_memory *memory;       /* the user's memory (borrowed), NULL: no learning */
+    laya_notes *notes;         /* the user's notes index (borrowed), NULL: none */
     char *notice;              /* why there is no model (owned), NULL with a model */
     settings_watch settings;   /* the user's settings, shared by every engine instance */
     IBusPropList *props;       /* the property menu: "Laya settings" */
@@ -102,6 +103,12 @@ void ibus_laya_set_model(const laya_model *m, const char *notice) {
 void ibus_laya_set_memory(laya_memory *m) {
     IBusLayaEngineClass *k = g_type_class_ref(IBUS_TYPE_LAYA_ENGINE);
     k->memory = m;
+    g_type_class_unref(k);
+}
+
+void ibus_laya_set_notes(laya_notes *n) {
+    IBusLayaEngineClass *k = g_type_class_ref(IBUS_TYPE_LAYA_ENGINE);
+    k->notes = n;
     g_type_class_unref(k);
 }
 
@@ -131,6 +138,7 @@ static void ibus_laya_engine_init(IBusLayaEngine *e) {
         e->decider = NULL;
     }
     if (e->session) laya_session_set_memory(e->session, class_of(e)->memory);
+    if (e->session && class_of(e)->notes) laya_session_set_notes(e->session, class_of(e)->notes);
 }
 
 static void clear_candidates(IBusLayaEngine *e) {
@@ -238,6 +246,23 @@ static void show_notice(IBusLayaEngine *e) {
     ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(notice), TRUE);
 }
 
+/* The title of the note most related to the sentence typed, as auxiliary
+ * text (the panel draws it above the candidates); hidden when none. The
+ * index is asked only when the sentence's terms change (laya_session_notes). */
+static void show_note(IBusLayaEngine *e) {
+    const laya_note *h = NULL;
+    int nh = 0;
+    if (!class_of(e)->notes || !e->session || !e->typed->len || laya_session_notes(e->session, 1, &h, &nh) != LAYA_OK)
+        nh = 0;
+    if (nh) {
+        char *line = g_strdup_printf("\u2192 %s", h[0].title);
+        ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(line), TRUE);
+        g_free(line);
+    } else if (class_of(e)->notes) {
+        ibus_engine_hide_auxiliary_text((IBusEngine *)e);
+    }
+}
+
 static void send_table(IBusLayaEngine *e) {
     ibus_engine_update_lookup_table((IBusEngine *)e, e->table, TRUE);
 }
@@ -295,6 +320,7 @@ static gboolean compute(gpointer data) {
         if (out[i].len) e->cand[e->n_cand++] = g_strndup(out[i].text, out[i].len);
     if (e->n_cand) show(e);
     else hide_table(e);
+    show_note(e);
     return G_SOURCE_REMOVE;
 }
 

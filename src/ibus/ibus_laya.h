@@ -26,4 +26,9 @@ void ibus_laya_set_model(const laya_model *m, const char *notice);
  * factory creates engines. */
 void ibus_laya_set_memory(laya_memory *m);
 
+/* The user's notes index (borrowed: it must outlive them); NULL: none.
+ * With one, the title of the note most related to the sentence typed is
+ * shown as auxiliary text. Call before the factory creates engines. */
+void ibus_laya_set_notes(laya_notes *n);
+
 #endif

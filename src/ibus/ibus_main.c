@@ -14,6 +14,7 @@
  * the candidate window, to the user; the engine then passes every key
  * through: the keyboard keeps working. */
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -102,6 +103,16 @@ int main(int argc, char **argv) {
             fprintf(stderr, "ibus-engine-laya: learning is off: %s\n", merr);
     }
     ibus_laya_set_memory(mem);
+    /* The notes index, where `laya notes index` made one: a damaged one
+     * costs the notes, not typing. */
+    laya_notes *notes = NULL;
+    char npath[4096];
+    if (m && laya_notes_default_path(npath, sizeof npath, NULL, 0) == LAYA_OK && access(npath, F_OK) == 0) {
+        char nerr[512] = "";
+        if (laya_notes_open(npath, 0, &notes, nerr, sizeof nerr) != LAYA_OK)
+            fprintf(stderr, "ibus-engine-laya: notes are off: %s\n", nerr);
+    }
+    ibus_laya_set_notes(notes);
     IBusFactory *factory = ibus_factory_new(ibus_bus_get_connection(bus));
     ibus_factory_add_engine(factory, "laya", IBUS_TYPE_LAYA_ENGINE);
     gboolean ok;
@@ -115,6 +126,7 @@ int main(int argc, char **argv) {
     if (!ok) {
         fprintf(stderr, "ibus-engine-laya: cannot register with ibus-daemon\n");
         laya_memory_free(mem);
+        laya_notes_free(notes);
         laya_model_free(m);
         return 1;
     }
@@ -122,6 +134,7 @@ int main(int argc, char **argv) {
     g_object_unref(factory);
     g_object_unref(bus);
     laya_memory_free(mem);
+    laya_notes_free(notes);
     laya_model_free(m);
     return 0;
 }

@@ -45,6 +45,8 @@ int proto_sessions(const proto *p) { return p->t.n; }
 
 void proto_set_memory(proto *p, laya_memory *m) { p->t.memory = m; }
 
+void proto_set_notes(proto *p, laya_notes *n) { p->t.notes = n; }
+
 void proto_drop_owner(proto *p, uint64_t owner) { proto_table_drop_owner(&p->t, owner); }
 
 static json_t *verror(const char *fmt, va_list ap) {
@@ -126,6 +128,17 @@ static json_t *get_t_ms(json_t *req, double *t_ms, int *given) {
     return NULL;
 }
 
+/* "notes":[...] of a reply: title, path, snippet (and score). */
+static json_t *notes_json(const laya_note *h, int n, int score) {
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *o = json_pack("{s:s,s:s,s:s}", "title", h[i].title, "path", h[i].path, "snippet", h[i].snippet);
+        if (o && score) json_object_set_new(o, "score", json_real(h[i].score));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 /* A suggest request. stale: a newer suggest for the same session is already
  * queued behind this one (proto_feed), so the engine's work is skipped and
  * only the decider sees the keystroke's timing. */
@@ -175,6 +188,13 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
         json_object_set_new(r, "shown", json_boolean(n > 0));
         if (!n) json_object_set_new(r, "held", json_string(decide_reason_str(decide_last_reason(d))));
     }
+    /* After the suggestions and outside "us": the index is asked only
+     * when the sentence's terms change (a word end), else it costs the
+     * term extraction. An index error leaves the notes out. */
+    const laya_note *hits = NULL;
+    int nh = 0;
+    if (p->t.notes && !priv && laya_session_notes(sl->s, PROTO_NOTES_K, &hits, &nh) == LAYA_OK && nh > 0)
+        json_object_set_new(r, "notes", notes_json(hits, nh, 0));
     return r;
 }
 
@@ -253,6 +273,29 @@ static json_t *op_forget(proto *p, json_t *req) {
     return json_pack("{s:b,s:I}", "ok", 1, "removed", (json_int_t)removed);
 }
 
+/* {"op":"notes","query":Q[,"k":N]}: the notes best matching Q's words
+ * (N of them, default 5, at most LAYA_NOTES_MAX_K). */
+static json_t *op_notes(proto *p, json_t *req) {
+    json_t *err = NULL;
+    if (!p->t.notes) return error("no notes index: start the server with --notes PATH (made by `laya notes index DIR`)");
+    size_t len;
+    const char *q = get_str(req, "query", 0, &len, &err);
+    if (!q) return err;
+    int k = 5;
+    json_t *jk = json_object_get(req, "k");
+    if (jk) {
+        if (!json_is_integer(jk) || json_integer_value(jk) < 1 || json_integer_value(jk) > LAYA_NOTES_MAX_K)
+            return error("\"k\" must be an integer in 1..%d", LAYA_NOTES_MAX_K);
+        k = (int)json_integer_value(jk);
+    }
+    laya_note hits[LAYA_NOTES_MAX_K];
+    int nh = 0;
+    char msg[512] = "";
+    laya_status st = laya_notes_search(p->t.notes, q, len, k, hits, &nh, msg, sizeof msg);
+    if (st != LAYA_OK) return error("notes: %s", *msg ? msg : laya_status_str(st));
+    return json_pack("{s:o}", "notes", notes_json(hits, nh, 1));
+}
+
 const char *proto_req_op(json_t *req, const char **sid) {
     if (!json_is_object(req)) return NULL;
     json_t *op = json_object_get(req, "op"), *js = json_object_get(req, "session");
@@ -275,6 +318,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (!strcmp(op, "commit")) return op_commit(p, owner, sid, req);
     if (!strcmp(op, "incognito")) return op_incognito(p, req);
     if (!strcmp(op, "forget")) return op_forget(p, req);
+    if (!strcmp(op, "notes")) return op_notes(p, req);
     if (!strcmp(op, "reset")) {
         proto_slot *sl = proto_table_find(&p->t, owner, sid);
         if (sl) {
@@ -292,7 +336,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
         if (st != LAYA_OK) return error("score failed: %s", laya_status_str(st));
         return json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len);
     }
-    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset, score, incognito or forget)", op);
+    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset, score, incognito, forget or notes)", op);
 }
 
 json_t *proto_parse(const char *line, size_t n, json_t **err) {

@@ -47,7 +47,12 @@
  * ever logged. Nothing here prints or exits.
  *   {"op":"commit",...,"private":true}          -> {"ok":true,"learned":false}
  *   {"op":"incognito"[,"on":true|false]}        -> {"ok":true,"incognito":B}
- *   {"op":"forget","all":true | "since":T | "word":W} -> {"ok":true,"removed":N} */
+ *   {"op":"forget","all":true | "since":T | "word":W} -> {"ok":true,"removed":N}
+ *
+ * Notes (C11), with a notes index attached (proto_set_notes):
+ *   suggest replies gain "notes":[{"title":..,"path":..,"snippet":..}, ...]
+ *   (at most 3) when notes match the sentence being typed; none when private.
+ *   {"op":"notes","query":Q[,"k":N]}  -> {"notes":[{"title":..,"path":..,"snippet":..,"score":S}, ...]} */
 #ifndef LAYA_PROTO_H
 #define LAYA_PROTO_H
 
@@ -56,7 +61,7 @@
 #include "laya.h"
 #include "laya.h"
 
-enum { PROTO_MAX_SID = 128 };
+enum { PROTO_MAX_SID = 128, PROTO_NOTES_K = 3 };
 
 typedef struct proto proto;
 
@@ -94,6 +99,13 @@ void proto_drop_owner(proto *p, uint64_t owner);
  * go to (borrowed: it must outlive p). NULL (the default): learning off,
  * commits are acknowledged and dropped, suggestions come from the model. */
 void proto_set_memory(proto *p, laya_memory *m);
+
+/* The notes index (borrowed: it must outlive p) that sessions opened from
+ * now on link to: suggest replies gain "notes" (the top 3 related to the
+ * sentence typed, when any match and the request is not private) and the
+ * notes op searches it. NULL (the default): no notes, and the notes op
+ * answers an error. */
+void proto_set_notes(proto *p, laya_notes *n);
 
 /* Live sessions over all owners (tests, the daemon's accounting). */
 int proto_sessions(const proto *p);

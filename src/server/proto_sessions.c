@@ -67,6 +67,7 @@ proto_slot *proto_table_get(proto_table *t, uint64_t owner, const char *id, laya
     *st = laya_session_new(t->m, &sl->s);
     if (*st == LAYA_OK) *st = laya_session_set_search(sl->s, &t->cfg);
     if (*st == LAYA_OK) *st = laya_session_set_memory(sl->s, t->memory);
+    if (*st == LAYA_OK && t->notes) *st = laya_session_set_notes(sl->s, t->notes);
     if (*st != LAYA_OK) {
         slot_close(sl);
         *sl = t->slots[--t->n];

@@ -629,6 +629,7 @@ static void on_accept(srv *s) {
             continue;
         }
         proto_set_memory(c->p, s->cfg.memory);
+        proto_set_notes(c->p, s->cfg.notes);
         if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
             proto_free(c->p);
             free(c);

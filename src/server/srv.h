@@ -45,6 +45,7 @@ typedef struct {
     int max_sessions;    /* sessions over all clients (see srv.c for the exact bound) */
     int client_sessions; /* sessions per client (its own least recently used is closed) */
     laya_memory *memory; /* what every connection learns into and draws on (borrowed); NULL: none */
+    laya_notes *notes;   /* the notes index suggest replies link to (borrowed); NULL: none */
 } srv_cfg;
 
 srv_cfg srv_cfg_default(void);

@@ -1,0 +1,108 @@
+/* notes.h - the user's notes (C11): the laya_notes handle of include/laya.h
+ * and the pieces behind it.
+ *  - notes_tok.c    the FTS5 tokenizer "laya" and the terms of a sentence
+ *  - notes_store.c  the index file: open, index a folder, search, check
+ *  - notes_link.c   a session's related notes, cached by the term set
+ *
+ * The file (schema NOTES_SCHEMA, application_id NOTES_APP_ID):
+ *   files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns, size, hash BLOB, seen)
+ *   notes  FTS5(title, body), rowid = files.id, tokenize 'porter laya'
+ *   terms(term PRIMARY KEY, df): in how many notes each token is, kept in
+ *          step with notes, so a query can leave out the commonest terms
+ *          at the cost of a B-tree lookup (FTS5's own fts5vocab counts by
+ *          reading the term's whole list: milliseconds for a common word)
+ * path is absolute (the folder's realpath joined with the name under it);
+ * hash is BLAKE2b-128 (libsodium) of the bytes; seen is the run that last
+ * saw the file, so what a run did not see under its folder is removed.
+ *
+ * Ranking: bm25(notes, 3.0, 1.0): a term in the title counts three times
+ * as much as one in the body.
+ *
+ * Tokenizer "laya" (notes_tok.c), the same for notes and queries: a run of
+ * letters and digits of a script written with spaces is one token (ASCII
+ * folded to lower case; porter, which wraps it, stems English); a run of
+ * CJK characters (Han, kana, Hangul: utf8_word_class) becomes its
+ * overlapping character bigrams ("北京天气" -> 北京 京天 天气), a lone
+ * character itself. Bigrams need no dictionary and match two-character
+ * words, the commonest length in Chinese, which FTS5's trigram tokenizer
+ * cannot (docs/DESIGN.md: the measurement). Everything else separates. */
+#ifndef LAYA_NOTES_H
+#define LAYA_NOTES_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "laya.h"
+
+enum {
+    NOTES_SCHEMA = 1,
+    NOTES_APP_ID = 0x4c594e31,   /* "LYN1" */
+    NOTES_PATH_MAX = 4096,
+    NOTES_BATCH = 200,           /* files per transaction while indexing */
+    NOTES_BUSY_MS = 2000,
+    NOTES_MAX_TERMS = 24,        /* terms of one query (the ones nearest the cursor) */
+    NOTES_MAX_QUERY = 2048,      /* bytes of the FTS5 query built from them */
+    NOTES_SENTENCE_MAX = 600,    /* bytes before the cursor a sentence may span */
+    NOTES_DF_MIN = 64,           /* a term in at most this many notes is always asked */
+    NOTES_POSTINGS = 256         /* notes a related-notes query may score (notes_store.c: drop_common) */
+};
+/* ... or in at most this share of them (notes_store.c: drop_common). */
+#define NOTES_DF_FRAC 0.02
+
+/* Registers the tokenizer "laya" on db. SQLITE_ERROR when the SQLite in use
+ * has no FTS5 (then *no_fts5 is 1). */
+int notes_tok_register(sqlite3 *db, int *no_fts5);
+
+/* The index form of one query term (what porter over "laya" makes of it:
+ * "meetings" -> "meet"), for looking its document frequency up. */
+typedef struct notes_stemmer notes_stemmer;
+/* NULL when the tokenizers cannot be found (no FTS5, or not registered). */
+notes_stemmer *notes_stemmer_new(sqlite3 *db);
+void notes_stemmer_free(notes_stemmer *st);
+/* The first token of term[0..n) into out (cap bytes, NUL-terminated);
+ * returns its length, 0 when there is none. */
+size_t notes_stem(notes_stemmer *st, const char *term, size_t n, char *out, size_t cap);
+/* Calls fn with each token of a document's text[0..n) in index form (a
+ * token may come more than once). fn returns nonzero to stop. */
+void notes_stem_each(notes_stemmer *st, const char *text, size_t n, int (*fn)(void *ctx, const char *tok, int len),
+                     void *ctx);
+
+/* Which terms notes_query takes. */
+enum {
+    NOTES_TERMS_TYPING = 0,   /* the current sentence: stop words, lone CJK characters and short words dropped */
+    NOTES_TERMS_SEARCH = 1    /* a search box: every word; a lone CJK character as a prefix */
+};
+
+/* The FTS5 query (at most NOTES_MAX_QUERY bytes, NUL-terminated, into q)
+ * for the terms of text[0..n): `"t1" OR "t2" ...`, sorted and without
+ * repeats, so two texts with the same terms give the same query (the cache
+ * key of notes_link.c). Returns the number of terms (0: q is ""). Never
+ * fails: text may be any bytes. */
+int notes_query(const char *text, size_t n, int mode, char *q, size_t qcap);
+
+/* Where the sentence being typed starts in ctx[0..n) and where its last
+ * finished word ends: ctx[*start..*end) holds the words to look up. A word
+ * still being typed (letters right before the cursor) is left out; a CJK
+ * character counts as finished (an IME commits it whole). A sentence whose
+ * end mark was just typed (nothing but blanks after it) is still the
+ * current one, until the next one starts. */
+void notes_sentence(const char *ctx, size_t n, size_t *start, size_t *end);
+
+/* notes_store.c: a search for an FTS5 query q (from notes_query). */
+laya_status notes_search_query(laya_notes *n, const char *q, int k, laya_note *out, int *n_out, char *err,
+                               size_t errlen);
+
+/* notes_link.c: what a session keeps of its notes (engine.c owns the
+ * pointer and calls these). */
+struct notes_link;
+struct notes_link *notes_link_new(laya_notes *n);
+void notes_link_free(struct notes_link *l);
+/* The related notes for context ctx[0..len) (see laya_session_notes). */
+laya_status notes_link_related(struct notes_link *l, const char *ctx, size_t len, int k, const laya_note **out,
+                               int *n_out);
+/* Queries the index has answered through l (tests: the cache works). */
+uint64_t notes_link_queries(const struct notes_link *l);
+
+#endif
