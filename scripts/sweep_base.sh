@@ -15,8 +15,9 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader >"$OUT/gpu.txt" || true
 if [ -f "$TOKDIR/train.tokens.xz" ]; then xz -dc "$TOKDIR/train.tokens.xz" >/tmp/laya-tok/train.tokens
 else cp "$TOKDIR/train.tokens" /tmp/laya-tok/; fi
-cp "$TOKDIR/en_valid.tokens" "$TOKDIR/zh_valid.tokens" /tmp/laya-tok/
+for f in "$TOKDIR"/*.tokens; do [ "$(basename "$f")" = train.tokens ] || cp "$f" /tmp/laya-tok/; done
 LAYA=.cudabin/laya
+export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/.cudabin   # libgomp, if the machine lacks it
 if ! "$LAYA" --help >/dev/null 2>&1; then
     make -j"$(nproc)" build-cuda/laya BUILD=build-cuda/base CUDA_DEPS=.cudadeps >"$OUT/build.log" 2>&1
     LAYA=build-cuda/laya

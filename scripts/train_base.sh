@@ -5,6 +5,8 @@
 # D=64, lr 3e-3, wd 0.1, dropout 0.15, 470 s, bf16 products with the
 # persistent recurrences). Settings come from the environment:
 #   H D L W BATCH SEQ LR WD DROPOUT WARMUP BUDGET OUT LAYA TOKENS CUDA_MATH
+#   VALID (comma-separated token files under $TOKENS; the first one picks the
+#   best checkpoint), EVAL_EVERY (steps, default 100)
 # Inputs: $TOKENS/{train,en_valid,zh_valid}.tokens and models/tokenizer.tok
 # (scripts/prepare_tokens.sh makes them).
 set -eu
@@ -14,8 +16,10 @@ DROPOUT=${DROPOUT:-0.15}; WARMUP=${WARMUP:-100}; BUDGET=${BUDGET:-470}
 CUDA_MATH=${CUDA_MATH:-bf16}
 LAYA=${LAYA:-build-cuda/laya}; TOKENS=${TOKENS:-data/tokens}
 OUT=${OUT:-runs/base-H$H}
+VALID=${VALID:-en_valid.tokens,zh_valid.tokens}; EVAL_EVERY=${EVAL_EVERY:-100}
+valid=$(echo "$VALID" | tr ',' '\n' | sed "s|^|$TOKENS/|" | paste -sd, -)
 "$LAYA" train --device cuda --train "$TOKENS/train.tokens" \
-    --valid "$TOKENS/en_valid.tokens,$TOKENS/zh_valid.tokens" --tok models/tokenizer.tok \
+    --valid "$valid" --tok models/tokenizer.tok \
     -o "$OUT" --H "$H" --D "$D" --L "$L" --W "$W" --batch "$BATCH" --seq "$SEQ" \
     --lr "$LR" --wd "$WD" --dropout "$DROPOUT" --warmup "$WARMUP" \
-    --eval-every 100 --time-budget "$BUDGET" --f16 --cuda-math "$CUDA_MATH"
+    --eval-every "$EVAL_EVERY" --time-budget "$BUDGET" --f16 --cuda-math "$CUDA_MATH"
