@@ -40,10 +40,19 @@ DENY = [
     ('nodejieba', r'(^|/)test', 'the novel in nodejieba test data is under copyright (DATA.md)'),
 ]
 
+RESERVED_PATH = re.compile(r'spam-?assassin|wesnoth|freedroid', re.I)
+
 LANGS = ('en', 'zh')
 VALID_MIN = {'en': 1_000_000, 'zh': 300_000}    # bytes of valid text at least
 BLOCK_BYTES = 4096                                # split/weight granularity
-PIPELINE_VERSION = '1'
+PIPELINE_VERSION = '2'
+# Per-genre validation splits (docs/EVALUATION.md, "Genres"): sources carry a
+# "genre"; each split is GENRE_BYTES of held-out blocks of those sources,
+# written as <lang>/valid-<genre>.txt.
+GENRES = {'en': ('dialogue', 'letters', 'manuals'), 'zh': ('dialogue', 'reviews', 'manuals')}
+GENRE_BYTES = 64_000
+GENRE_MAX_FRAC = 0.3      # of a source's blocks: a small source keeps most for training
+OTHER_GENRES = ('prose', 'descriptions', 'technical', 'reference', 'poetry')   # tags, no split
 
 
 class SourceError(Exception):
@@ -79,7 +88,10 @@ REQUIRED = ('name', 'lang', 'kind', 'package', 'files', 'extractor', 'weight')
 def check_denied(src):
     """Return the reason a source is refused, or None."""
     pkg = src.get('package', '')
-    pats = ' '.join(src.get('files', []) + [src.get('name', '')])
+    # the names and every path the extractor is told about (files, exclude,
+    # options such as a second catalog or directories it reads)
+    pats = ' '.join(src.get('files', []) + src.get('exclude', []) + [src.get('name', '')]
+                    + [json.dumps(src.get('options', {}), sort_keys=True)])
     for what, rx, why in DENY:
         if what == 'package' and re.search(rx, pkg, re.I):
             return why
@@ -114,6 +126,9 @@ def load_config(path):
             raise SourceError(s['name'], 'unknown extractor %r' % s['extractor'])
         if not (isinstance(s['weight'], (int, float)) and s['weight'] > 0):
             raise SourceError(s['name'], 'weight must be > 0')
+        if s.get('genre') is not None and s['genre'] not in GENRES[s['lang']] + OTHER_GENRES:
+            raise SourceError(s['name'], 'genre must be one of %s' % ', '.join(
+                GENRES[s['lang']] + OTHER_GENRES))
         why = check_denied(s)
         if why:
             raise SourceError(s['name'], 'REFUSED (package %s): %s' % (s['package'], why))
@@ -252,6 +267,10 @@ def source_text(src, archive, cache, name):
             return f.read().split('\n')[:-1], meta
     root = unpack(archive, os.path.join(cache, 'x'), name)
     files = select_files(root, src)
+    for rel in files:               # a broad pattern must not reach reserved text
+        if RESERVED_PATH.search(rel):
+            raise SourceError(name, 'REFUSED (package %s): file %s is reserved evaluation '
+                                    'text (EVAL.md)' % (src['package'], rel))
     if not files:
         raise SourceError(name, 'no file of package %s matches %s' % (src['package'],
                                                                       src['files']))
@@ -312,57 +331,115 @@ def nbytes(lines):
     return sum(len(l.encode('utf-8')) + 1 for l in lines)
 
 
-def plan(entries, lang):
-    """entries: list of dicts with 'src','blocks'. Sets effective weight,
-    picks valid blocks (hash < vfrac, at least one per source) and returns
-    (train blocks, valid blocks) as lists of (order key, lines)."""
-    # effective weights: max_share caps a source to a share of the language
-    plain = [e for e in entries if 'max_share' not in e['src']]
-    capped = [e for e in entries if 'max_share' in e['src']]
-    others = sum(min(e['src']['weight'], 1e9) * e['bytes'] for e in plain)
-    for e in plain:
-        e['w'] = e['src']['weight']
-    share_total = sum(e['src']['max_share'] for e in capped)
-    for e in capped:
-        s = e['src']['max_share']
-        allowed = s / max(1e-9, 1 - share_total) * others if share_total < 1 else float('inf')
-        e['w'] = min(e['src']['weight'], allowed / max(1, e['bytes']))
+def _mix(entries, weight_of):
+    """Effective weights (weight_of(src) -> (weight, max_share or None)):
+    max_share caps a source to that share of its language) and the blocks
+    each keeps (hash < weight; at least two where there are two, so that a
+    small down-weighted source still has a block to hold out)."""
+    ws = {id(e): weight_of(e['src']) for e in entries}
+    plain = [e for e in entries if ws[id(e)][1] is None]
+    capped = [e for e in entries if ws[id(e)][1] is not None]
+    others = sum(min(ws[id(e)][0], 1e9) * e['bytes'] for e in plain)
+    share_total = sum(ws[id(e)][1] for e in capped)
+    out = {}
     for e in entries:
-        w = e['w']
+        w, s = ws[id(e)]
+        if s is not None:
+            allowed = s / max(1e-9, 1 - share_total) * others if share_total < 1 else float('inf')
+            w = min(w, allowed / max(1, e['bytes']))
         keep = min(w, 1.0)
-        e['kept'] = [i for i in range(len(e['blocks']))
-                     if h64('keep', e['src']['name'], i) < keep]
-        if len(e['kept']) < 2 and len(e['blocks']) >= 2:    # room for a valid block
-            e['kept'] = sorted(sorted(range(len(e['blocks'])),
-                                      key=lambda i: h64('keep', e['src']['name'], i))[:2])
-    total = sum(nbytes(e['blocks'][i]) for e in entries for i in e['kept'])
+        kept = [i for i in range(len(e['blocks'])) if h64('keep', e['src']['name'], i) < keep]
+        if len(kept) < 2 and len(e['blocks']) >= 2:
+            kept = sorted(sorted(range(len(e['blocks'])),
+                                 key=lambda i: h64('keep', e['src']['name'], i))[:2])
+        out[id(e)] = (w, kept)
+    return out
+
+
+def held_out_mix(src):
+    """The mix that chose valid.txt: pipeline 1's weights (held_out_mix in
+    sources.json where a weight has changed since), so that valid.txt keeps
+    the blocks it had and figures on it stay comparable across models."""
+    m = src.get('held_out_mix', {})
+    return m.get('weight', src['weight']), m.get('max_share', src.get('max_share'))
+
+
+def plan(entries, lang):
+    """entries: list of dicts with 'src','blocks'. Returns (train, valid,
+    vfrac, genre) with train/valid lists of (order key, lines, entry) and
+    genre {name: such a list}.
+
+    valid.txt: hash < vfrac among the blocks the held-out mix keeps, at least
+    one per source, over the sources with in_valid (default true; the
+    sources added after pipeline 1 have genre splits instead).
+    Genre splits (GENRES): blocks of the sources tagged with that genre that
+    no earlier training set could hold (a valid.txt block, a block the
+    held-out mix did not keep, or any block of a source that is not in_valid),
+    taken in hash order round-robin over the sources up to GENRE_BYTES, at
+    most GENRE_MAX_FRAC of any source's blocks.
+    Train: the blocks the training mix keeps, less valid and genre blocks,
+    repeated by the weight above 1."""
+    legacy = [e for e in entries if e['src'].get('in_valid', True)]
+    lm = _mix(legacy, held_out_mix)
+    for e in entries:
+        e['kept_held_out'] = lm[id(e)][1] if id(e) in lm else []
+    total = sum(nbytes(e['blocks'][i]) for e in legacy for i in e['kept_held_out'])
     vfrac = min(0.5, 1.2 * VALID_MIN[lang] / max(1, total))
     while True:
         for e in entries:
             name = e['src']['name']
-            v = [i for i in e['kept'] if h64('valid', name, i) < vfrac]
-            if not v and len(e['kept']) > 1:
-                v = [min(e['kept'], key=lambda i: h64('valid', name, i))]
+            v = [i for i in e['kept_held_out'] if h64('valid', name, i) < vfrac]
+            if not v and len(e['kept_held_out']) > 1:
+                v = [min(e['kept_held_out'], key=lambda i: h64('valid', name, i))]
             e['valid'] = set(v)
         vbytes = sum(nbytes(e['blocks'][i]) for e in entries for i in e['valid'])
-        if vbytes >= VALID_MIN[lang] or vfrac >= 0.5:
+        if vbytes >= VALID_MIN[lang] or vfrac >= 0.5 or not legacy:
             break
         vfrac *= 1.15
+    genre = {}
+    for e in entries:
+        e['genre_valid'] = set()
+    for g in GENRES[lang]:
+        srcs = sorted((e for e in entries if e['src'].get('genre') == g),
+                      key=lambda e: e['src']['name'])
+        queues = []
+        for e in srcs:
+            name = e['src']['name']
+            trained = set(e['kept_held_out']) - e['valid'] if e['src'].get('in_valid', True) \
+                else set()
+            cand = [i for i in range(len(e['blocks'])) if i not in trained]
+            cand = sorted(cand, key=lambda i: h64('genre', g, name, i))
+            cap = max(1, int(GENRE_MAX_FRAC * len(e['blocks'])))
+            queues.append((e, cand[:cap]))
+        got, n = [], 0
+        while n < GENRE_BYTES and any(q for _e, q in queues):
+            for e, q in queues:
+                if q and n < GENRE_BYTES:
+                    i = q.pop(0)
+                    e['genre_valid'].add(i)
+                    got.append((h64('order', e['src']['name'], i), e['blocks'][i], e))
+                    n += nbytes(e['blocks'][i])
+        got.sort(key=lambda t: t[0])
+        genre[g] = got
+    tm = _mix(entries, lambda s: (s['weight'], s.get('max_share')))
     train, valid = [], []
     for e in entries:
-        name, w = e['src']['name'], e['w']
+        name = e['src']['name']
+        w, e['kept'] = tm[id(e)]
+        e['w'] = w
         reps = int(w) if w >= 1 else 1
         frac = w - int(w) if w >= 1 else 0.0
+        for i in sorted(e['valid']):
+            valid.append((h64('order', name, i), e['blocks'][i], e))
         for i in e['kept']:
-            if i in e['valid']:
-                valid.append((h64('order', name, i), e['blocks'][i], e))
+            if i in e['valid'] or i in e['genre_valid']:
                 continue
             n = reps + (1 if frac and h64('rep', name, i) < frac else 0)
             for r in range(n):
                 train.append((h64('order', name, i, r), e['blocks'][i], e))
     train.sort(key=lambda t: t[0])
     valid.sort(key=lambda t: t[0])
-    return train, valid, vfrac
+    return train, valid, vfrac, genre
 
 
 # --------------------------------------------------------------------------
@@ -432,25 +509,37 @@ def main(argv=None):
 
     manifest = {'pipeline': PIPELINE_VERSION, 'block_bytes': BLOCK_BYTES,
                 'valid_min_bytes': VALID_MIN, 'sources': [], 'skipped': skipped,
-                'outputs': {}, 'valid_fraction': {}}
+                'outputs': {}, 'valid_fraction': {}, 'genres': {},
+                'genre_bytes': GENRE_BYTES}
     os.makedirs(a.out, exist_ok=True)
     for lang in LANGS:
         entries = per_lang[lang]
         if not entries:
             continue
-        train, valid, vfrac = plan(entries, lang)
+        train, valid, vfrac, genre = plan(entries, lang)
         manifest['valid_fraction'][lang] = round(vfrac, 6)
         for e in entries:
             e['bytes_train'] = e['bytes_valid'] = 0
+            e['bytes_genre'] = {}
         d = os.path.join(a.out, lang)
         os.makedirs(d, exist_ok=True)
-        for split, items in (('train', train), ('valid', valid)):
+        splits = [('train', train), ('valid', valid)] + \
+            [('valid-' + g, genre[g]) for g in GENRES[lang] if genre.get(g)]
+        for g in GENRES[lang]:
+            if not genre.get(g):
+                log('warning: no %s source tagged genre %r: no %s/valid-%s.txt' % (
+                    lang, g, lang, g))
+        for split, items in splits:
             path = os.path.join(d, split + '.txt')
             with open(path + '.tmp', 'w', encoding='utf-8', newline='\n') as f:
                 for _k, blk, e in items:
                     text = ''.join(l + '\n' for l in blk)
                     f.write(text)
-                    e['bytes_' + split] += len(text.encode('utf-8'))
+                    n = len(text.encode('utf-8'))
+                    if split.startswith('valid-'):
+                        e['bytes_genre'][split[6:]] = e['bytes_genre'].get(split[6:], 0) + n
+                    else:
+                        e['bytes_' + split] += n
             os.replace(path + '.tmp', path)
             rel = '%s/%s.txt' % (lang, split)
             with open(path, 'rb') as f:
@@ -468,7 +557,14 @@ def main(argv=None):
                 'effective_weight': round(e['w'], 6), 'bytes_in': e['bytes_in'],
                 'bytes_clean': e['bytes_clean'], 'bytes_dedup': e['bytes'],
                 'bytes_train': e['bytes_train'], 'bytes_valid': e['bytes_valid'],
-                'bytes_out': e['bytes_train'] + e['bytes_valid']})
+                'bytes_genre': e['bytes_genre'], 'genre': s.get('genre'),
+                'in_valid': s.get('in_valid', True), 'license': s.get('license'),
+                'bytes_out': e['bytes_train'] + e['bytes_valid'] + sum(e['bytes_genre'].values())})
+        manifest['genres'][lang] = {
+            g: {'bytes': sum(nbytes(b) for _k, b, _e in genre[g]),
+                'sources': {e['src']['name']: e['bytes_genre'][g] for e in entries
+                            if g in e['bytes_genre']}}
+            for g in GENRES[lang] if genre.get(g)}
     if skipped and not any(per_lang.values()):
         log('error: every source was skipped')
         return 1
@@ -487,10 +583,19 @@ def main(argv=None):
                 m['bytes_train'], m['bytes_valid']))
         for sk in skipped:
             f.write('SKIPPED %s (%s): %s\n' % (sk['name'], sk['package'], sk['reason']))
+        f.write('\nper-genre validation splits (held out from train; sources: bytes)\n')
+        for lang in sorted(manifest['genres']):
+            for g, gm in manifest['genres'][lang].items():
+                f.write('%s/valid-%s.txt %d bytes: %s\n' % (lang, g, gm['bytes'], ', '.join(
+                    '%s %d' % kv for kv in sorted(gm['sources'].items()))))
         f.write('\n')
         for rel in sorted(manifest['outputs']):
             o = manifest['outputs'][rel]
             f.write('%s  %s  %d bytes  %d lines\n' % (o['sha256'], rel, o['bytes'], o['lines']))
+    for rel in sorted(manifest['outputs']):
+        if '/valid-' in rel:
+            log('genre split %-24s %8d bytes %6d lines' % (
+                rel, manifest['outputs'][rel]['bytes'], manifest['outputs'][rel]['lines']))
     log('manifest: %s' % os.path.join(a.out, 'MANIFEST.txt'))
     return 0
 

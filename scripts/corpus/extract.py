@@ -7,9 +7,11 @@ remove the format itself. Standard library only.
 """
 import gettext
 import gzip
+import hashlib
 import html
 import html.parser
 import json
+import os
 import re
 import struct
 import unicodedata
@@ -526,14 +528,21 @@ def ui_string(s):
     return [p.strip() for p in s.split('\n') if p.strip()]
 
 
-def mo(path, **_):
+def mo(path, min_msg_chars=0, **_):
+    """msgstr texts of a .mo catalog; with min_msg_chars, only messages at
+    least that long (a game's encyclopedia texts, not its UI labels), kept
+    as paragraphs."""
     with open(path, 'rb') as f:
         cat = gettext.GNUTranslations(f)._catalog
     out = []
     for k in sorted(cat, key=lambda x: str(x)):
         if k == '' or not isinstance(cat[k], str):
             continue
-        out += ui_string(cat[k])
+        if min_msg_chars:
+            if len(cat[k]) >= min_msg_chars and not _has_fmt(cat[k]):
+                out += paragraphs(cat[k])
+        else:
+            out += ui_string(cat[k])
     return out
 
 
@@ -961,12 +970,403 @@ def sword_ztext(path, **_):
     return out
 
 
+# --------------------------------------------------------------------------
+# game text: Cataclysm: Dark Days Ahead (JSON + gettext catalogs), Endless Sky
+# (its data/*.txt), Naev (Lua _("...") strings, XML descriptions), FreeOrion
+# (stringtables/en.txt). Placeholders the games fill at run time are expanded
+# from the game's own tables where it has them (Cataclysm's talk tags) or from
+# one fixed table per game (a name, a ship, a planet), so that a line reads as
+# the player sees it; a line whose placeholder has no expansion is dropped
+# rather than kept with markup in it.
+
+_FMT = re.compile(r'%(\d+\$)?[-+ #0-9.]*[sdifgxXcu]')
+
+
+def _has_fmt(s):
+    return bool(_FMT.search(s.replace('%%', '')))
+
+
+def _mo_catalog(path):
+    """{msgid: msgstr} of a .mo file: context stripped (first in sorted order
+    wins), plural entries by their singular form, header and untranslated
+    entries left out."""
+    with open(path, 'rb') as f:
+        cat = gettext.GNUTranslations(f)._catalog
+    out = {}
+    for k in sorted(cat, key=lambda x: (x, 0) if isinstance(x, str) else (x[0], x[1])):
+        v = cat[k]
+        if isinstance(k, tuple):
+            if k[1] != 0:
+                continue
+            k = k[0]
+        k = k.split('\x04', 1)[-1]
+        if k and isinstance(v, str) and v.strip() and k not in out:
+            out[k] = v
+    return out
+
+
+# Cataclysm. Kinds: 'dialogue' (talk topics, mission dialogue, NPC chat tags),
+# 'notes' (written by people in the game world: notes, memos, lab notes,
+# letters, fliers, graffiti, radio logs), 'descriptions' (everything else with
+# prose: items, monsters, terrain, mutations, professions, other snippets).
+_CDDA_NOTES = re.compile(r'note|mess|memo|letter|diary|journal|^log_|flier|graffiti|'
+                         r'radio_archive|seal_order', re.I)
+_CDDA_PROSE_KEYS = set('description desc detailed_definition info message messages msg text '
+                       'job_description signage success failure apply_message sound '
+                       'death_msg hostile_msg friendly_msg'.split())
+_CDDA_COLOR = re.compile(r'</?color(_\w+)?>|</?(good|bad|info|neutral|helpful|warning|'
+                         r'highlight|em|stat|header|mixed|yellow|red|green|blue|white)>', re.I)
+_CDDA_TAG = re.compile(r'<([a-z_!?]+|[a-z_]+:[^<>]*)>', re.I)
+_CDDA_SKIP_KEYS = set('id type category copy-from topic name condition rows picture'.split())
+
+
+def _cdda_str(v):
+    """A Cataclysm translatable string: "..." or {"str": "..."} (str_sp too)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        for k in ('str', 'str_sp'):
+            if isinstance(v.get(k), str):
+                return v[k]
+    return None
+
+
+def _cdda_leaves(v, out, keys=None):
+    """Prose strings under v: every string of two words or more (ids and
+    condition names have none), comments ('//' keys) skipped; with keys, only
+    values of those keys are taken, searched for at any depth."""
+    if isinstance(v, dict):
+        s = _cdda_str(v)
+        if s is not None and keys is None:
+            if len(s.split()) >= 2:
+                out.append(s)
+            return
+        for k in sorted(v):
+            if k.startswith('//') or k in _CDDA_SKIP_KEYS:
+                continue
+            if keys is not None and k in keys:
+                _cdda_leaves(v[k], out)
+            else:
+                _cdda_leaves(v[k], out, keys)
+    elif isinstance(v, list):
+        for x in v:
+            _cdda_leaves(x, out, keys)
+    elif isinstance(v, str) and keys is None and len(v.split()) >= 2:
+        out.append(v)
+
+
+def cdda_entries(path):
+    """(kind, text) of one Cataclysm JSON file, in file order."""
+    data = json.loads(read_text(path))
+    objs = data if isinstance(data, list) else [data]
+    out = []
+    for o in objs:
+        if not isinstance(o, dict):
+            continue
+        t = o.get('type')
+        got = []
+        if t == 'talk_topic':
+            _cdda_leaves(o, got)
+            kind = 'dialogue'
+        elif t == 'mission_definition':
+            _cdda_leaves(o.get('dialogue', {}), got)
+            out += [('dialogue', g) for g in got]
+            got = []
+            _cdda_leaves(o, got, {'description'})
+            kind = 'descriptions'
+        elif t == 'snippet':
+            cat = str(o.get('category', ''))
+            _cdda_leaves(o.get('text', []), got)
+            kind = ('dialogue' if cat.startswith('<') else
+                    'notes' if _CDDA_NOTES.search(cat) else 'descriptions')
+        else:
+            _cdda_leaves(o, got, _CDDA_PROSE_KEYS)
+            kind = 'descriptions'
+        out += [(kind, g) for g in got if g.strip()]
+    return out
+
+
+def _cdda_base(path):
+    """The game's data directory (.../cataclysm-dda/) above a JSON file, or
+    the package root above .../usr/share/locale/ for a catalog."""
+    i = path.rfind('/cataclysm-dda/')
+    if i >= 0:
+        return path[:i + len('/cataclysm-dda/')]
+    i = path.rfind('/usr/share/locale/')
+    if i >= 0:
+        return path[:i] + '/usr/share/games/cataclysm-dda/'
+    raise ValueError('not inside a cataclysm-dda package: %s' % path)
+
+
+_CDDA_TAGS = {}
+
+
+def cdda_tags(base):
+    """{'<tag>': [expansions]} from the game's talk tags (snippets whose
+    category is a <tag>), as the game fills them into dialogue."""
+    if base not in _CDDA_TAGS:
+        tags = {}
+        for rel in ('json/npcs/talk_tags.json', 'json/npcs/talk_tags_chat.json'):
+            try:
+                data = json.loads(read_text(base + rel))
+            except FileNotFoundError:
+                continue
+            for o in data if isinstance(data, list) else []:
+                cat = o.get('category', '') if isinstance(o, dict) else ''
+                if o.get('type') == 'snippet' and cat.startswith('<'):
+                    alts = [_cdda_str(x) for x in o.get('text', [])]
+                    tags.setdefault(cat, []).extend(a for a in alts if a)
+        _CDDA_TAGS[base] = tags
+    return _CDDA_TAGS[base]
+
+
+def _pick(seq, *key):
+    d = hashlib.sha256('\x1f'.join(key).encode()).digest()
+    return seq[int.from_bytes(d[:4], 'big') % len(seq)]
+
+
+def cdda_render(s, tags, translate=None, depth=0):
+    """A game string as shown: colour tags removed, <tag> replaced by one of
+    its expansions (chosen by a hash of the string: deterministic), translated
+    through `translate` for a translation; None when a tag has no expansion,
+    or a printf placeholder is left."""
+    s = _CDDA_COLOR.sub('', s)
+    if _has_fmt(s):
+        return None
+    bad = []
+
+    def sub(m):
+        alts = tags.get('<%s>' % m.group(1))
+        if not alts or depth > 3:
+            bad.append(m.group(0))
+            return ''
+        e = _pick(alts, s, m.group(0), str(m.start()))
+        if translate is not None:
+            e = translate(e)
+            if e is None:
+                bad.append(m.group(0))
+                return ''
+        r = cdda_render(e, tags, translate, depth + 1)
+        if r is None:
+            bad.append(m.group(0))
+            return ''
+        return r
+    r = _CDDA_TAG.sub(sub, s)
+    return None if bad else r
+
+
+def cdda_json(path, select='dialogue', **_):
+    """English text of one Cataclysm JSON file of the kind `select`."""
+    tags = cdda_tags(_cdda_base(path))
+    out = []
+    for kind, s in cdda_entries(path):
+        if kind == select:
+            r = cdda_render(s, tags)
+            if r:
+                out += paragraphs(r)
+    return out
+
+
+_CDDA_INDEX = {}
+
+
+def cdda_index(base, dirs):
+    """[(kind, English string)] of every JSON file under base/<dirs>, in
+    sorted path order, each string once (its first kind)."""
+    key = (base, tuple(dirs))
+    if key not in _CDDA_INDEX:
+        seen, out = set(), []
+        for d in dirs:
+            files = []
+            for r, ds, fs in os.walk(base + d):
+                ds.sort()
+                files += [os.path.join(r, f) for f in sorted(fs) if f.endswith('.json')]
+            for f in sorted(files):
+                for kind, s in cdda_entries(f):
+                    if s not in seen:
+                        seen.add(s)
+                        out.append((kind, s))
+        _CDDA_INDEX[key] = out
+    return _CDDA_INDEX[key]
+
+
+def cdda_mo(path, select='dialogue', second=None, dirs=('json', 'mods'), **_):
+    """A translation of the Cataclysm strings of kind `select`: msgstr of the
+    .mo at path, in the English text's order (so a block of it is a stretch of
+    one conversation), and where `second` (another .mo, relative to the
+    package's locale directory, e.g. zh_TW) translates the same string
+    differently, that translation on the next line: both translations of a
+    string fall into the same block and so the same split."""
+    base = _cdda_base(path)
+    cats = [_mo_catalog(path)]
+    if second:
+        loc = path[:path.rindex('/locale/') + len('/locale/')]
+        cats.append(_mo_catalog(loc + second))
+    tags = cdda_tags(base)
+    out = []
+    for kind, en in cdda_index(base, dirs):
+        if kind != select:
+            continue
+        seen = set()
+        for cat in cats:
+            zh = cat.get(en)
+            if zh is None:
+                continue
+            r = cdda_render(zh, tags, translate=cat.get)
+            if r and r not in seen:
+                seen.add(r)
+                out += paragraphs(r)
+    return out
+
+
+# Endless Sky data/*.txt: a tree of tab-indented lines; text is in `...` or
+# "..." tokens. 'dialogue': conversation and dialog text and hail phrases;
+# 'descriptions': planet, outfit and ship description and spaceport text.
+_ES_TOKEN = re.compile(r'`([^`]*)`|"([^"]*)"|(\S+)')
+_ES_FILL = {'first': 'Alex', 'last': 'Reyes', 'ship': 'Tern', 'planet': 'New Boston',
+            'system': 'Sol', 'origin': 'New Boston', 'destination': 'Earth',
+            'stopovers': 'Earth', 'waypoints': 'Sol', 'npc': 'Mockingbird', 'date': 'Monday',
+            'day': 'Monday', 'commodity': 'food', 'cargo': 'food', 'tons': 'ten tons',
+            'passengers': 'two passengers', 'fare': 'two passengers', 'bunks': 'two bunks',
+            'payment': '50,000 credits', 'fine': '10,000 credits'}
+
+
+def _fill(s, table):
+    bad = []
+
+    def sub(m):
+        v = table.get(m.group(1))
+        if v is None:
+            bad.append(m.group(1))
+            return ''
+        return v
+    r = re.sub(r'<([a-z ]+)>', sub, s)
+    return None if bad or _has_fmt(r) else r
+
+
+def endless_sky(path, select='dialogue', **_):
+    out = []
+    stack = []                        # (indent, keyword) of the open nodes
+    for raw in read_text(path).split('\n'):
+        if not raw.strip() or raw.lstrip().startswith('#'):
+            continue
+        ind = len(raw) - len(raw.lstrip('\t'))
+        toks = [(m.group(1) if m.group(1) is not None else m.group(2), m.group(3))
+                for m in _ES_TOKEN.finditer(raw.strip())]
+        while stack and stack[-1][0] >= ind:
+            stack.pop()
+        first_word = toks[0][1] if toks and toks[0][1] is not None else None
+        ancestors = [k for _i, k in stack]
+        if first_word is not None:
+            stack.append((ind, first_word))
+        text, kind = None, None
+        if first_word in ('description', 'spaceport') and len(toks) == 2 and toks[1][0]:
+            text, kind = toks[1][0], 'descriptions'
+        elif first_word == 'dialog' and len(toks) == 2 and toks[1][0]:
+            text, kind = toks[1][0], 'dialogue'
+        elif first_word is None and len(toks) == 1 and toks[0][0]:
+            text = toks[0][0]
+            if 'conversation' in ancestors or 'dialog' in ancestors:
+                kind = 'dialogue'
+            elif ancestors[-1:] == ['word'] and 'phrase' in ancestors and \
+                    len(text.split()) >= 3:
+                kind = 'dialogue'
+            elif ancestors[-1:] in (['description'], ['spaceport']):
+                kind = 'descriptions'
+        if kind == select and text:
+            r = _fill(text.strip(), _ES_FILL)
+            if r:
+                out.append(r)
+    return out
+
+
+# Naev: missions and events are Lua whose player-visible strings are gettext
+# calls _("..."), _('...'), _([[...]]); the universe's XML holds <description>.
+_NAEV_STR = re.compile(r'\b_\(\s*(?:"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'|'
+                       r'\[(=*)\[(.*?)\]\3\])\s*\)', re.S)
+_LUA_ESC = {'n': '\n', 't': ' ', '"': '"', "'": "'", '\\': '\\'}
+
+
+def naev_lua(path, **_):
+    out = []
+    for m in _NAEV_STR.finditer(read_text(path)):
+        if m.group(4) is not None:
+            s = m.group(4)
+        else:
+            s = m.group(1) if m.group(1) is not None else m.group(2)
+            s = re.sub(r'\\(.)', lambda e: _LUA_ESC.get(e.group(1), e.group(1)), s)
+        if _has_fmt(s) or re.search(r'[{}]|#[a-z0-9]', s):
+            continue                  # format placeholders, colour codes: not as seen
+        out += paragraphs(s)
+    return out
+
+
+def xml_tags(path, tags=('description',), **_):
+    """Text of the given elements of an XML file (entities decoded)."""
+    out = []
+    t = read_text(path)
+    for tag in tags:
+        for m in re.finditer(r'<%s(?:\s[^>]*)?>(.*?)</%s>' % (tag, tag), t, re.S):
+            s = html.unescape(re.sub(r'<[^>]*>', '', m.group(1)))
+            if not _has_fmt(s):
+                out += paragraphs(s)
+    return out
+
+
+def stringtable(path, keys=r'_DESC$', **_):
+    """FreeOrion stringtable values whose key matches `keys`: a KEY line, then
+    one value line or a '''...''' block; [[KEY]] references replaced by that
+    key's one-line value (a value with an unknown one is dropped), markup
+    tags removed."""
+    lines_ = read_text(path).lstrip('\ufeff').split('\n')
+    table, order, i = {}, [], 1             # line 0 names the language
+    while i < len(lines_):
+        k = lines_[i].strip()
+        i += 1
+        if not k or k.startswith('#'):
+            continue
+        if i >= len(lines_):
+            break
+        v = lines_[i]
+        i += 1
+        if v.startswith("'''"):
+            buf = [v[3:]]
+            while not buf[-1].rstrip().endswith("'''") and i < len(lines_):
+                buf.append(lines_[i])
+                i += 1
+            v = '\n'.join(buf).rstrip()[:-3] if buf[-1].rstrip().endswith("'''") else ''
+        if k not in table:
+            order.append(k)
+        table[k] = v
+    rx = re.compile(keys)
+    out = []
+    for k in order:
+        if not rx.search(k):
+            continue
+        bad = []
+
+        def sub(m):
+            v = table.get(m.group(1).split()[-1])
+            if v is None or '\n' in v or '[[' in v:
+                bad.append(m.group(0))
+                return ''
+            return v
+        v = re.sub(r'\[\[([^\[\]]+)\]\]', sub, table[k])
+        v = re.sub(r'<[^<>]*>', '', v)
+        if bad or '%' in v:
+            continue
+        out += paragraphs(v)
+    return out
+
+
 EXTRACTORS = {
     'plain': plain, 'lines': lines, 'fortune': fortune, 'html': html_text, 'xml': html_text,
     'rst': rst, 'roff': roff, 'mail': mail, 'brown': brown, 'json': json_text, 'mo': mo,
     'po': po, 'dict': dict_plain, 'gcide_quotes': gcide_quotes, 'gcide_defs': gcide_defs,
     'wordnet_examples': wordnet_examples, 'wordnet_glosses': wordnet_glosses,
-    'rdata': rdata, 'sword': sword_ztext,
+    'rdata': rdata, 'sword': sword_ztext, 'cdda_json': cdda_json, 'cdda_mo': cdda_mo,
+    'endless_sky': endless_sky, 'naev_lua': naev_lua, 'xml_tags': xml_tags,
+    'stringtable': stringtable,
 }
 
 
