@@ -1114,7 +1114,8 @@ def cdda_tags(base):
             for o in data if isinstance(data, list) else []:
                 cat = o.get('category', '') if isinstance(o, dict) else ''
                 if o.get('type') == 'snippet' and cat.startswith('<'):
-                    alts = [_cdda_str(x) for x in o.get('text', [])]
+                    alts = [_cdda_str(x.get('text') if isinstance(x, dict) and 'text' in x
+                                      else x) for x in o.get('text', [])]
                     tags.setdefault(cat, []).extend(a for a in alts if a)
         _CDDA_TAGS[base] = tags
     return _CDDA_TAGS[base]

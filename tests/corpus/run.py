@@ -332,6 +332,109 @@ def sword_ztext_module():
             'The earth was formless and empty.', 'Praise Yah!'])
 
 
+
+# game text (Cataclysm, Endless Sky, Naev, FreeOrion, UFO:AI): a hand-made
+# miniature of each package's layout in tests/fixtures/corpus
+
+CDDA_JSON = os.path.join(FIX, 'cdda', 'usr', 'share', 'games', 'cataclysm-dda', 'json')
+
+
+def cdda_files():
+    out = []
+    for d, ds, fs in os.walk(CDDA_JSON):
+        ds.sort()
+        out += [os.path.join(d, f) for f in sorted(fs)]
+    return sorted(out)
+
+
+@test
+def cataclysm_json_kinds_tags_and_placeholders():
+    def of(sel):
+        out = []
+        for f in cdda_files():
+            out += X.cdda_json(f, select=sel)
+        return out
+    # talk tags expanded from talk_tags.json, colour tags removed; the line with
+    # %d and the one with a tag the game has no expansion for are dropped;
+    # condition values and the '//' comment are not text
+    eq(of('dialogue'), ['Hi, friend!', 'Hello there, friend.', 'Yes.  Can you help me?',
+                        'Bye for now.'])
+    eq(of('notes'), ['"Gone to the shelter, back by Friday."', 'Dont eat the protein bars'])
+    # descriptions: a {"str": ...} description and a message; never the name
+    eq(of('descriptions'), ['A plain white mug.  It holds coffee well.',
+                            'You take a sip of cold coffee.',
+                            'Squirrels are pretty yummy if you cook them.'])
+
+
+def cdda_package(d):
+    """The fixture tree copied under d with zh_CN and zh_TW catalogs."""
+    shutil.copytree(os.path.join(FIX, 'cdda'), d, dirs_exist_ok=True)
+    loc = os.path.join(d, 'usr', 'share', 'locale')
+    cn = os.path.join(loc, 'zh_CN', 'LC_MESSAGES')
+    tw = os.path.join(loc, 'zh_TW', 'LC_MESSAGES')
+    os.makedirs(cn)
+    os.makedirs(tw)
+    write_mo(os.path.join(cn, 'cataclysm-dda.mo'), [
+        ('', 'Content-Type: text/plain; charset=UTF-8\n'),
+        ('Hi, <name_g>!', '嗨，<name_g>！'), ('friend', '朋友'),
+        ('<color_light_green>Bye for now.</color>', '<color_light_green>回头见。</color>'),
+        ('Dont eat the protein bars', '别吃蛋白棒'),
+        ('A plain white mug.  It holds coffee well.', '一个白色的杯子。')])
+    write_mo(os.path.join(tw, 'cataclysm-dda.mo'), [
+        ('', 'Content-Type: text/plain; charset=UTF-8\n'),
+        ('<color_light_green>Bye for now.</color>', '回頭見。'), ('Hi, <name_g>!', '嗨，<name_g>！'), ('friend', '朋友'),
+        ('Hello there, <name_g>.', '你好啊，<name_g>。')])
+    return os.path.join(cn, 'cataclysm-dda.mo')
+
+
+@test
+def cataclysm_translation_in_english_order_with_second_catalog():
+    with tempfile.TemporaryDirectory() as d:
+        mo = cdda_package(d)
+        X._CDDA_INDEX.clear()
+        # English order (Hi, Hello, Bye); a string both catalogs translate alike
+        # once; the zh_TW-only one kept; tags expanded through the catalog
+        eq(X.cdda_mo(mo, select='dialogue', second='zh_TW/LC_MESSAGES/cataclysm-dda.mo',
+                     dirs=['json']),
+           ['嗨，朋友！', '你好啊，朋友。', '回头见。', '回頭見。'])
+        eq(X.cdda_mo(mo, select='notes', dirs=['json']), ['别吃蛋白棒'])
+        eq(X.cdda_mo(mo, select='descriptions', dirs=['json']), ['一个白色的杯子。'])
+
+
+@test
+def endless_sky_conversations_and_descriptions():
+    p = fx('es_missions.txt')
+    eq(X.endless_sky(p, select='dialogue'), [
+        'The dock worker waves at you. "Captain Reyes? Over here!"', '"What do you need?"',
+        '"Not now."', 'You unload the crates on New Boston.', 'Good to see you out here.'])
+    eq(X.endless_sky(p, select='descriptions'), [
+        'Deliver the crates to Earth for 50,000 credits.',
+        'A quiet farming world with long golden fields.', 'The spaceport smells of bread.'])
+
+
+@test
+def naev_gettext_strings_and_xml_descriptions():
+    eq(X.naev_lua(fx('naev_mission.lua')), [
+        'A Simple Favour', 'The old man smiles. "I need a ride to the next system."',
+        '"Will you take me?"', "It's a long way, isn't it?"])
+    eq(X.xml_tags(fx('naev_asset.xml')), ['A small moon with a mining camp & a bar.'])
+
+
+@test
+def freeorion_stringtable_descriptions_and_references():
+    eq(X.stringtable(fx('fo_en.txt')), ['A Farm grows food for the colony.',
+                                        'The first line of a long entry. It goes on here.'])
+
+
+@test
+def mo_long_messages_only_as_paragraphs():
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, 'ufoai.mo')
+        long_ = 'Commander,\n\nThe alien alloy is ' + 'very ' * 40 + 'strong.\n\nDr. Connor'
+        write_mo(p, [('', 'Content-Type: text/plain; charset=UTF-8\n'), ('_ok', 'OK'),
+                     ('_report', long_), ('_fmt', 'You have %i soldiers. ' + 'x ' * 120)])
+        eq(X.mo(p, min_msg_chars=200), ['Commander,', long_.split('\n\n')[1], 'Dr. Connor'])
+
 # ---------------------------------------------------------------- cleaning
 
 @test
@@ -435,7 +538,7 @@ def split_valid_from_every_source_weights_and_caps():
         es = [mk_entry('big', 200, 1.0), mk_entry('tiny', 2, 1.0), mk_entry('down', 100, 0.25),
               mk_entry('up', 20, 2.0), mk_entry('poetry', 400, 1.0, max_share=0.3),
               mk_entry('small-down', 1, 0.5)]
-        train, valid, vfrac = B.plan(es, 'en')
+        train, valid, vfrac, _genre = B.plan(es, 'en')
     finally:
         B.VALID_MIN.update(old)
     vb = {}
@@ -460,6 +563,100 @@ def split_valid_from_every_source_weights_and_caps():
     assert not any(id(b) in vset for _k, b, _e in train)
 
 
+
+@test
+def genre_splits_held_out_disjoint_and_clean_of_earlier_training():
+    old = dict(B.VALID_MIN), B.GENRE_BYTES
+    B.VALID_MIN['en'] = 20000
+    B.GENRE_BYTES = 30000
+    try:
+        es = [mk_entry('book', 100, 1.0), mk_entry('help', 60, 1.0, genre='manuals'),
+              mk_entry('help2', 60, 0.5, genre='manuals', held_out_mix={'weight': 1.0}),
+              mk_entry('chat', 40, 2.0, genre='dialogue', in_valid=False),
+              mk_entry('tech', 80, 0.1, genre='manuals', held_out_mix={'weight': 0.3})]
+        train, valid, _vfrac, genre = B.plan(es, 'en')
+    finally:
+        B.VALID_MIN.update(old[0])
+        B.GENRE_BYTES = old[1]
+    eq(sorted(genre), ['dialogue', 'letters', 'manuals'])
+    eq(genre['letters'], [])                       # no source of that genre
+    tset = {id(b) for _k, b, _e in train}
+    tlines = {l for _k, b, _e in train for l in b}
+    for g in ('dialogue', 'manuals'):
+        n = sum(B.nbytes(b) for _k, b, _e in genre[g])
+        assert 30000 <= n < 30000 + 4200, (g, n)
+        assert not any(id(b) in tset for _k, b, _e in genre[g]), g
+        assert not any(l in tlines for _k, b, _e in genre[g] for l in b), g
+    eq({e['src']['name'] for _k, _b, e in genre['dialogue']}, {'chat'})
+    eq({e['src']['name'] for _k, _b, e in genre['manuals']}, {'help', 'help2', 'tech'})
+    for e in es:
+        # never a block an earlier (held-out mix) training set held; at most
+        # GENRE_MAX_FRAC of a source
+        assert not (e['genre_valid'] & (set(e['kept_held_out']) - e['valid'])), e['src']['name']
+        assert len(e['genre_valid']) <= max(1, int(B.GENRE_MAX_FRAC * len(e['blocks'])))
+    # a source added later has no valid.txt block; held_out_mix keeps valid.txt
+    # as the old weights chose it
+    chat = es[3]
+    eq(chat['valid'], set())
+    ref = [mk_entry('book', 100, 1.0), mk_entry('help', 60, 1.0), mk_entry('help2', 60, 1.0),
+           mk_entry('tech', 80, 0.3)]
+    B.VALID_MIN['en'] = 20000
+    try:
+        _t, ref_valid, _v, _g = B.plan(ref, 'en')
+    finally:
+        B.VALID_MIN.update(old[0])
+    eq(sorted(tuple(b) for _k, b, _e in valid), sorted(tuple(b) for _k, b, _e in ref_valid))
+    # and the training mix is the new one: help2 at 0.5, tech at 0.1, chat x2
+    assert 0.35 < len(es[2]['kept']) / len(es[2]['blocks']) < 0.65, len(es[2]['kept'])
+    assert len(es[4]['kept']) < 0.2 * len(es[4]['blocks']), len(es[4]['kept'])
+    n_chat = len(chat['kept']) - len(chat['genre_valid'])
+    eq(sum(1 for _k, _b, e in train if e is chat), 2 * n_chat)
+
+
+@test
+def reserved_text_refused_by_source_name_options_and_selected_files():
+    for s in [src(name='wesnoth-dialogue', package='cataclysm-dda-data'),
+              src(name='game', package='naev-data', options={'second': 'freedroid/x.mo'}),
+              src(name='mail', package='ufoai-misc', exclude=['*/spamassassin/*'])]:
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                B.load_config(write_cfg(d, [s]))
+            except B.SourceError as e:
+                assert 'REFUSED' in str(e), str(e)
+            else:
+                raise AssertionError('%s was not refused' % s['name'])
+    # a pattern broad enough to reach reserved text inside an allowed package
+    with tempfile.TemporaryDirectory() as d:
+        dl = os.path.join(d, 'cache', 'dl')
+        os.makedirs(dl)
+        make_npm_tgz(os.path.join(dl, B.npm_tgz_name('games-text', '1.0.0')),
+                     {'a/story.txt': 'An ordinary paragraph of English text here.\n',
+                      'freedroidrpg/dialogs/x.txt': 'A reserved line of dialogue here.\n'})
+        cfg = write_cfg(d, [{'name': 'games', 'lang': 'en', 'kind': 'npm',
+                             'package': 'games-text', 'version': '1.0.0', 'files': ['package/*'],
+                             'extractor': 'plain', 'weight': 1.0}])
+        old = sys.stderr
+        sys.stderr = err = io.StringIO()
+        try:
+            rc = B.main(['--config', cfg, '--cache', os.path.join(d, 'cache'),
+                         '--out', os.path.join(d, 'o'), '--offline'])
+        finally:
+            sys.stderr = old
+        assert rc != 0 and 'REFUSED' in err.getvalue() and 'freedroidrpg' in err.getvalue(), \
+            err.getvalue()
+        assert not os.path.exists(os.path.join(d, 'o', 'en', 'train.txt'))
+
+
+@test
+def genre_tag_must_be_known():
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            B.load_config(write_cfg(d, [src(name='x', genre='reviews')]))   # a zh genre
+        except B.SourceError as e:
+            assert 'genre' in str(e), str(e)
+            return
+        raise AssertionError('an English source tagged reviews was accepted')
+
 # ---------------------------------------------------------------- end to end (offline)
 
 def make_npm_tgz(path, files):
@@ -481,6 +678,8 @@ def offline_build_twice_is_byte_identical_with_manifest():
             'Paragraph %d of file %d is plain English prose, wrapped\nover two lines.' % (j, i)
             for j in range(300)) for i in range(3)}
         en['data/t0.txt'] += '\n\nParagraph 1 of file 0 is plain English prose, wrapped over two lines.'
+        en['chat/c.txt'] = '\n'.join('"Line %d, are you there?" "Yes, I am here."' % j
+                                      for j in range(900))
         make_npm_tgz(os.path.join(dl, B.npm_tgz_name('@t/en-text', '1.0.0')), en)
         zh = {'p.json': json.dumps([{'paragraphs': ['第%d首詩，明月照高樓。' % i, '東風吹過。']}
                                     for i in range(2000)], ensure_ascii=False)}
@@ -491,7 +690,10 @@ def offline_build_twice_is_byte_identical_with_manifest():
              'weight': 1.0},
             {'name': 'poems', 'lang': 'zh', 'kind': 'npm', 'package': 'zh-poems',
              'version': '2.0.0', 'files': ['package/*.json'], 'extractor': 'json',
-             'options': {'keys': ['paragraphs'], 'join': ''}, 'weight': 0.5}])
+             'options': {'keys': ['paragraphs'], 'join': ''}, 'weight': 0.5},
+            {'name': 'chat', 'lang': 'en', 'kind': 'npm', 'package': '@t/en-text',
+             'version': '1.0.0', 'files': ['package/chat/*.txt'], 'extractor': 'lines',
+             'genre': 'dialogue', 'in_valid': False, 'weight': 2.0}])
         outs = []
         old_min = dict(B.VALID_MIN)
         B.VALID_MIN.update({'en': 5000, 'zh': 3000})
@@ -516,21 +718,29 @@ def offline_build_twice_is_byte_identical_with_manifest():
             B.VALID_MIN.update(old_min)
         assert 'en-text' in err.getvalue()
         names = ['en/train.txt', 'en/valid.txt', 'zh/train.txt', 'zh/valid.txt',
-                 'MANIFEST.json', 'MANIFEST.txt']
+                 'en/valid-dialogue.txt', 'MANIFEST.json', 'MANIFEST.txt']
         for n in names:
             a = open(os.path.join(outs[0], n), 'rb').read()
             for o in outs[1:]:
                 eq((n, hashlib.sha256(open(os.path.join(o, n), 'rb').read()).hexdigest()),
                    (n, hashlib.sha256(a).hexdigest()))
         m = json.load(open(os.path.join(outs[0], 'MANIFEST.json')))
-        eq(sorted(s['name'] for s in m['sources']), ['en-text', 'poems'])
-        for n in names[:4]:
+        eq(sorted(s['name'] for s in m['sources']), ['chat', 'en-text', 'poems'])
+        for n in names[:5]:
             eq(m['outputs'][n]['sha256'],
                hashlib.sha256(open(os.path.join(outs[0], n), 'rb').read()).hexdigest())
         train = open(os.path.join(outs[0], 'en', 'train.txt'), encoding='utf-8').read()
         valid = open(os.path.join(outs[0], 'en', 'valid.txt'), encoding='utf-8').read()
         lines = train.splitlines() + valid.splitlines()
+        chat = [l for l in lines if l.startswith('"Line')]     # weight 2: repeated
+        lines = [l for l in lines if not l.startswith('"Line')]
         eq(len(lines), len(set(lines)))                    # exact duplicates removed
+        assert len(chat) > len(set(chat))
+        dia = open(os.path.join(outs[0], 'en', 'valid-dialogue.txt'), encoding='utf-8').read()
+        assert dia and not set(dia.splitlines()) & set(train.splitlines())
+        assert not set(dia.splitlines()) & set(valid.splitlines())     # chat is not in_valid
+        eq(m['genres']['en']['dialogue']['sources'], {'chat': len(dia.encode())})
+        assert 'en/valid-dialogue.txt' in open(os.path.join(outs[0], 'MANIFEST.txt')).read()
         eq(len(lines), 900)
         zh_all = open(os.path.join(outs[0], 'zh', 'train.txt'), encoding='utf-8').read()
         assert '明月照高楼' in zh_all and '詩' not in zh_all   # converted to Simplified
