@@ -3,7 +3,8 @@
 # inputs of `laya train`. Reproducible: the corpus pipeline is byte-identical
 # across runs, the tokenizer trainer is deterministic.
 #   RETRAIN_TOKENIZER=1  also retrain models/tokenizer.tok (8192 ids)
-# Writes data/tokens/{train,en_valid,zh_valid}.tokens.
+# Writes data/tokens/{train,en_valid,zh_valid}.tokens and, for each genre split
+# data/corpus/<lang>/valid-<genre>.txt, data/tokens/<lang>_valid-<genre>.tokens.
 set -eu
 cd "$(dirname "$0")/.."
 LAYA=${LAYA:-build/laya}
@@ -18,3 +19,8 @@ python3 scripts/corpus/mix.py data/tokens/mix_train.txt data/corpus/en/train.txt
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/tokens/mix_train.txt data/tokens/train.tokens
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/en/valid.txt data/tokens/en_valid.tokens
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/zh/valid.txt data/tokens/zh_valid.tokens
+for f in data/corpus/en/valid-*.txt data/corpus/zh/valid-*.txt; do
+    [ -f "$f" ] || continue
+    lang=$(basename "$(dirname "$f")")
+    "$LAYA" tokenizer encode --tok models/tokenizer.tok "$f" "data/tokens/${lang}_$(basename "$f" .txt).tokens"
+done
