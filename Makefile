@@ -30,7 +30,7 @@ ifneq ($(SANITIZE),)
 endif
 
 LIB_SRC   = $(sort $(wildcard src/util/*.c src/tok/*.c src/kern/*.c src/model/*.c \
-                              src/engine/*.c src/eval/*.c src/learn/*.c src/notes/*.c src/train/*.c src/sim/*.c \
+                              src/engine/*.c src/eval/*.c src/learn/*.c src/notes/*.c src/intent/*.c src/train/*.c src/sim/*.c \
                               src/server/*.c))
 CLI_SRC   = $(sort $(wildcard src/cli/*.c))
 TEST_SRC  = $(sort $(wildcard tests/*.c))

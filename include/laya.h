@@ -281,6 +281,46 @@ laya_status laya_session_set_memory(laya_session *s, laya_memory *m);
  * what is typed until switched off. Callers must also not commit its text. */
 laya_status laya_session_set_private(laya_session *s, int on);
 
+/* ---- Intent (C10) ------------------------------------------------------------
+ * What the user is doing, from the model's state: a small head (two linear
+ * layers over the base model's hidden state after the text's stable
+ * tokens, src/intent/intent.h) classifies the text before the cursor into
+ * one of LAYA_INTENT_CLASSES classes, laya_intent_name(0..7):
+ * schedule_meeting, send_email, search_web, file_operation, app_switch,
+ * system_control, text_edit, other. The head lives in a companion file
+ * (`laya intent train` writes MODEL.intent.safetensors beside the model),
+ * loaded under the model's signature policy (laya_model_load). */
+enum { LAYA_INTENT_CLASSES = 8 };
+typedef struct laya_intent laya_intent;
+
+/* Loads the head at path for model m (it must have been trained on m's
+ * states: its size and m's checksum are checked), validated as hostile
+ * input like a model: signature (opts and the environment as for
+ * laya_model_load_opts), container, shapes, metadata, checksum. *out owned
+ * by the caller (laya_intent_free); it may be shared by sessions on any
+ * number of threads. */
+laya_status laya_intent_load(const char *path, const laya_model *m, const laya_load_opts *opts, laya_intent **out,
+                             char *err, size_t errlen);
+void laya_intent_free(laya_intent *h);   /* NULL is ignored */
+/* The name of class c (static), NULL when c is out of range. */
+const char *laya_intent_name(int c);
+/* The probability above which laya_session_intent reports a class (stored
+ * in the file: measured when it was trained). */
+float laya_intent_threshold(const laya_intent *h);
+
+/* Attaches h (borrowed: it must outlive the session or be detached; NULL
+ * detaches). LAYA_ERR_ARG when h reads states of another size. */
+laya_status laya_session_set_intent(laya_session *s, const laya_intent *h);
+/* The intent of the text before the cursor: *name (static) and *p, its
+ * probability, when the most likely class is not "other" and p is above
+ * the head's threshold; else *name NULL and *p 0. Nothing without a head
+ * or in a private field. Costs one small product when the stable tokens
+ * changed since the last call, nothing otherwise. */
+laya_status laya_session_intent(laya_session *s, const char **name, float *p);
+/* All class probabilities (by class id) for evaluation; LAYA_ERR_ARG
+ * without a head. */
+laya_status laya_session_intent_probs(laya_session *s, float p[LAYA_INTENT_CLASSES]);
+
 /* ---- Notes (C11) ------------------------------------------------------------
  * The user's own notes (a folder of Markdown files) indexed in SQLite FTS5,
  * so that what is being typed can be linked to related notes. One index

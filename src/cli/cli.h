@@ -58,5 +58,15 @@ int cmd_keygen(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_notes(int argc, char **argv);
+int cmd_intent(int argc, char **argv);
+
+/* The intent head's companion file beside a model: M.safetensors ->
+ * M.intent.safetensors, into buf (n bytes). */
+void cli_intent_path(const char *model_path, char *buf, size_t n);
+/* Loads the intent head explicit_path, else the companion file of
+ * model_path. required 0: NULL when there is none (and a message on stderr
+ * when it exists but is refused); else die with the loader's message. */
+laya_intent *cli_load_intent(const laya_model *m, const char *model_path, const char *explicit_path,
+                             int allow_unsigned, int required);
 
 #endif

@@ -28,6 +28,7 @@
 
 #include "util/utf8.h"
 #include "kern/kern.h"
+#include "intent/intent.h"
 #include "notes/notes.h"
 #include "learn/learn_index.h"
 #include "util/err.h"
@@ -560,6 +561,42 @@ laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, in
     *out = NULL;
     if (!s->notes || s->private_field || !k) return LAYA_OK;
     return notes_link_related(s->notes, (const char *)s->ctx, s->len, k, out, n_out);
+}
+
+laya_status laya_session_set_intent(laya_session *s, const laya_intent *h) {
+    if (!s) return LAYA_ERR_ARG;
+    if (h && h->H != s->cfg.H) return LAYA_ERR_ARG;
+    s->intent = h;
+    s->intent_ver = 0;
+    return LAYA_OK;
+}
+
+laya_status laya_session_intent_probs(laya_session *s, float p[LAYA_INTENT_CLASSES]) {
+    if (!s || !p || !s->intent) return LAYA_ERR_ARG;
+    if (s->intent_ver != s->cur_ver + 1) {
+        float hid[INTENT_F];
+        intent_forward(s->intent, s->cur.y, hid, s->intent_p);
+        s->intent_ver = s->cur_ver + 1;
+    }
+    memcpy(p, s->intent_p, sizeof s->intent_p);
+    return LAYA_OK;
+}
+
+laya_status laya_session_intent(laya_session *s, const char **name, float *p) {
+    if (!s || !name || !p) return LAYA_ERR_ARG;
+    *name = NULL;
+    *p = 0;
+    if (!s->intent || s->private_field) return LAYA_OK;
+    float q[LAYA_INTENT_CLASSES];
+    laya_session_intent_probs(s, q);
+    int best = 0;
+    for (int c = 1; c < LAYA_INTENT_CLASSES; c++)
+        if (q[c] > q[best]) best = c;
+    if (best != INTENT_OTHER && q[best] > s->intent->threshold) {
+        *name = intent_names[best];
+        *p = q[best];
+    }
+    return LAYA_OK;
 }
 
 laya_status laya_session_set_private(laya_session *s, int on) {

@@ -149,6 +149,12 @@ struct laya_session {
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
     struct notes_link *notes;
 
+    /* The intent head (borrowed; NULL: none) and its last answer, for the
+     * stable state of version intent_ver - 1 (0: none yet). */
+    const struct laya_intent *intent;
+    uint64_t intent_ver;
+    float intent_p[LAYA_INTENT_CLASSES];
+
     float *mem;                     /* the one block all float arrays live in */
 };
 

@@ -338,27 +338,33 @@ laya_status model_trust_env(model_trust *t, uint8_t (*store)[MODEL_KEY_BYTES], c
 
 /* ---- the public loader with options (include/laya.h) ---- */
 
+laya_status model_trust_opts(const laya_load_opts *opts, model_trust *t, uint8_t (*keys)[MODEL_KEY_BYTES],
+                             char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    if (opts) {
+        if (opts->flags & ~(unsigned)LAYA_LOAD_ALLOW_UNSIGNED || opts->n_pubkeys < 0 ||
+            (opts->n_pubkeys && !opts->pubkeys))
+            return err_set(err, errlen, LAYA_ERR_ARG, "bad load options");
+        if (opts->n_pubkeys > MODEL_MAX_TRUSTED / 2)
+            return err_set(err, errlen, LAYA_ERR_LIMIT, "at most %d trusted public keys", MODEL_MAX_TRUSTED / 2);
+        t->allow_unsigned = (opts->flags & LAYA_LOAD_ALLOW_UNSIGNED) != 0;
+        for (int i = 0; i < opts->n_pubkeys; i++) {
+            laya_status st = model_key_read(opts->pubkeys[i], keys[i], err, errlen);
+            if (st != LAYA_OK) return st;
+        }
+        t->keys = (const uint8_t (*)[MODEL_KEY_BYTES])keys;
+        t->n_keys = opts->n_pubkeys;
+    }
+    return model_trust_env(t, keys, err, errlen);
+}
+
 laya_status laya_model_load_opts(const char *path, const laya_load_opts *opts, laya_model **out, char *err,
                                  size_t errlen) {
     if (!path || !out) return err_set(err, errlen, LAYA_ERR_ARG, "laya_model_load_opts: NULL argument");
     *out = NULL;
     uint8_t keys[MODEL_MAX_TRUSTED][MODEL_KEY_BYTES];
-    model_trust t = {0};
-    if (opts) {
-        if (opts->flags & ~(unsigned)LAYA_LOAD_ALLOW_UNSIGNED || opts->n_pubkeys < 0 ||
-            (opts->n_pubkeys && !opts->pubkeys))
-            return err_set(err, errlen, LAYA_ERR_ARG, "laya_model_load_opts: bad options");
-        if (opts->n_pubkeys > MODEL_MAX_TRUSTED / 2)
-            return err_set(err, errlen, LAYA_ERR_LIMIT, "at most %d trusted public keys", MODEL_MAX_TRUSTED / 2);
-        t.allow_unsigned = (opts->flags & LAYA_LOAD_ALLOW_UNSIGNED) != 0;
-        for (int i = 0; i < opts->n_pubkeys; i++) {
-            laya_status st = model_key_read(opts->pubkeys[i], keys[i], err, errlen);
-            if (st != LAYA_OK) return st;
-        }
-        t.keys = (const uint8_t (*)[MODEL_KEY_BYTES])keys;
-        t.n_keys = opts->n_pubkeys;
-    }
-    laya_status st = model_trust_env(&t, keys, err, errlen);
+    model_trust t;
+    laya_status st = model_trust_opts(opts, &t, keys, err, errlen);
     if (st != LAYA_OK) return st;
     model *m = NULL;
     if ((st = model_load_opts(path, &t, &m, err, errlen)) != LAYA_OK) return st;

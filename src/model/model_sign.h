@@ -47,6 +47,12 @@ int model_project_keys(const uint8_t (**keys)[MODEL_KEY_BYTES]);
  * LAYA_ERR_IO/FORMAT with a sentence in err when a listed file is bad. */
 laya_status model_trust_env(model_trust *t, uint8_t (*store)[MODEL_KEY_BYTES], char *err, size_t errlen);
 
+/* The policy of laya_model_load_opts: opts (NULL: none) on top of
+ * model_trust_env; keys (MODEL_MAX_TRUSTED) holds the keys t points to.
+ * LAYA_ERR_ARG for bad options; errors of reading the key files. */
+laya_status model_trust_opts(const laya_load_opts *opts, model_trust *t, uint8_t (*keys)[MODEL_KEY_BYTES],
+                             char *err, size_t errlen);
+
 /* How a file stands against a trust. */
 typedef enum {
     MODEL_SIG_TRUSTED = 0,   /* a valid signature by a trusted key */
