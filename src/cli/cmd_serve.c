@@ -35,6 +35,7 @@ static void usage(FILE *f) {
             "                  [--max-sessions N]\n"
             "                  [--max-line BYTES] [--max-clients N] [--workers N]\n"
             "                  [--client-sessions N] [--memory PATH | --no-learn] [--notes PATH]\n"
+            "                  [--intent PATH | --no-intent]\n"
             "                  " CLI_SEARCH_USAGE "\n"
             "Answers JSON lines with JSON lines (docs/PROTOCOL.md):\n"
             "  {\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"text before the cursor\",\"k\":3}\n"
@@ -51,6 +52,9 @@ static void usage(FILE *f) {
             "                   $XDG_DATA_HOME/laya/memory.db); shared with every Laya process\n"
             "--no-learn         learn nothing: commits are dropped, suggestions come from the\n"
             "                   model alone\n"
+            "--intent PATH      the intent head (`laya intent train`) suggest replies report\n"
+            "                   with (\"intent\":{...}); default MODEL.intent.safetensors beside\n"
+            "                   the model when it exists; --no-intent: none\n"
             "--notes PATH       the notes index (`laya notes index DIR`) suggest replies link to\n"
             "                   (\"notes\":[...]) and the notes op searches; default\n"
             "                   $XDG_DATA_HOME/laya/notes.db when it exists\n"
@@ -116,8 +120,8 @@ static laya_notes *open_notes(const char *path) {
 }
 
 int cmd_serve(int argc, char **argv) {
-    const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL, *notes_path = NULL;
-    int stdio = 0, sock = 0, max_sessions = 0, no_learn = 0, allow_unsigned = 0;
+    const char *model_path = NULL, *sock_path = NULL, *memory_path = NULL, *notes_path = NULL, *intent_path = NULL;
+    int no_intent = 0, stdio = 0, sock = 0, max_sessions = 0, no_learn = 0, allow_unsigned = 0;
     laya_search_opts cfg = laya_search_defaults();
     srv_cfg scfg = srv_cfg_default();
     for (int i = 1; i < argc; i++) {
@@ -138,6 +142,12 @@ int cmd_serve(int argc, char **argv) {
             if (!v) cli_die("--notes expects a path (an index made by `laya notes index DIR`)");
             notes_path = v;
             i++;
+        } else if (!strcmp(a, "--intent")) {
+            if (!v) cli_die("--intent expects a path (a head made by `laya intent train`)");
+            intent_path = v;
+            i++;
+        } else if (!strcmp(a, "--no-intent")) {
+            no_intent = 1;
         } else if (!strcmp(a, "--stdio")) {
             stdio = 1;
         } else if (!strcmp(a, "--allow-unsigned")) {
@@ -213,6 +223,10 @@ int cmd_serve(int argc, char **argv) {
         cli_die("cannot load model '%s': %s%s%s%s", mpath, laya_status_str(st), *err ? ": " : "", err,
                 st == LAYA_ERR_SIGNATURE ? "" : "\n  hint: pass --model PATH or set LAYA_MODEL");
     }
+    /* The intent head: --intent PATH, else MODEL.intent.safetensors beside
+     * the model when it exists (a refused one is left out with a message). */
+    laya_intent *intent = no_intent ? NULL : cli_load_intent(m, mpath, intent_path, allow_unsigned, 0);
+    if (s) srv_set_intent(s, intent);
     if (mem && laya_memory_prepare(mem, err, sizeof err) != LAYA_OK)
         fprintf(stderr, "laya: serve: the memory could not be read (%s); going on with what was read\n", err);
     int rc = 0;
@@ -220,6 +234,7 @@ int cmd_serve(int argc, char **argv) {
         if (proto_new(m, &cfg, max_sessions, &p) != LAYA_OK) cli_die("out of memory");
         proto_set_memory(p, mem);
         proto_set_notes(p, notes);
+        proto_set_intent(p, intent);
         rc = serve_stdio(p);
         proto_free(p);
     } else {
@@ -232,6 +247,7 @@ int cmd_serve(int argc, char **argv) {
          * exit with it in place. */
         if (!srv_close(s)) exit(rc);
     }
+    laya_intent_free(intent);
     laya_memory_free(mem);
     laya_notes_free(notes);
     laya_model_free(m);

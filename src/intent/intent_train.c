@@ -17,7 +17,7 @@
 #include "util/err.h"
 
 intent_train_cfg intent_train_defaults(void) {
-    return (intent_train_cfg){.epochs = 40, .batch = 64, .lr = 1e-3f, .decay = 1e-4f, .seed = 1};
+    return (intent_train_cfg){.epochs = 12, .batch = 64, .lr = 1e-3f, .decay = 1e-4f, .seed = 1};
 }
 
 void intent_class_weights(const int *label, int N, float *wc) {

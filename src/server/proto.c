@@ -8,6 +8,7 @@
 #include "engine/decide.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ void proto_set_memory(proto *p, laya_memory *m) { p->t.memory = m; }
 
 void proto_set_notes(proto *p, laya_notes *n) { p->t.notes = n; }
 
+void proto_set_intent(proto *p, const laya_intent *h) { p->t.intent = h; }
+
 void proto_drop_owner(proto *p, uint64_t owner) { proto_table_drop_owner(&p->t, owner); }
 
 static json_t *verror(const char *fmt, va_list ap) {
@@ -64,8 +67,11 @@ static json_t *error(const char *fmt, ...) {
     return j;
 }
 
+/* Reals with 15 significant digits: a double's decimal value exactly as far
+ * as it is meaningful, so that 0.83 is written "0.83", not
+ * "0.82999999999999996" (jansson's default 17 round-trips the bits). */
 char *proto_dump(json_t *j) {
-    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(j);
     return s;
 }
@@ -195,6 +201,12 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
     int nh = 0;
     if (p->t.notes && !priv && laya_session_notes(sl->s, PROTO_NOTES_K, &hits, &nh) == LAYA_OK && nh > 0)
         json_object_set_new(r, "notes", notes_json(hits, nh, 0));
+    /* The intent (C10): one small product when the stable tokens changed,
+     * reported only above the head's threshold and never when private. */
+    const char *iname = NULL;
+    float ip = 0;
+    if (p->t.intent && !priv && laya_session_intent(sl->s, &iname, &ip) == LAYA_OK && iname)
+        json_object_set_new(r, "intent", json_pack("{s:s,s:f}", "name", iname, "p", floor(ip * 100 + 0.5) / 100));
     return r;
 }
 

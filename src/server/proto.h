@@ -52,7 +52,11 @@
  * Notes (C11), with a notes index attached (proto_set_notes):
  *   suggest replies gain "notes":[{"title":..,"path":..,"snippet":..}, ...]
  *   (at most 3) when notes match the sentence being typed; none when private.
- *   {"op":"notes","query":Q[,"k":N]}  -> {"notes":[{"title":..,"path":..,"snippet":..,"score":S}, ...]} */
+ *   {"op":"notes","query":Q[,"k":N]}  -> {"notes":[{"title":..,"path":..,"snippet":..,"score":S}, ...]}
+ *
+ * Intent (C10), with an intent head attached (proto_set_intent):
+ *   suggest replies gain "intent":{"name":"send_email","p":0.93} when the
+ *   head is confident of a class other than "other"; none when private. */
 #ifndef LAYA_PROTO_H
 #define LAYA_PROTO_H
 
@@ -106,6 +110,13 @@ void proto_set_memory(proto *p, laya_memory *m);
  * notes op searches it. NULL (the default): no notes, and the notes op
  * answers an error. */
 void proto_set_notes(proto *p, laya_notes *n);
+
+/* The intent head (borrowed: it must outlive p; trained for p's model)
+ * that sessions opened from now on report with: suggest replies gain
+ * "intent":{"name":N,"p":P} (P to two decimals) when the most likely class
+ * of the text before the cursor is not other and is above the head's
+ * threshold, and the request is not private. NULL (the default): none. */
+void proto_set_intent(proto *p, const laya_intent *h);
 
 /* Live sessions over all owners (tests, the daemon's accounting). */
 int proto_sessions(const proto *p);

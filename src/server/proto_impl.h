@@ -27,6 +27,7 @@ typedef struct {
     laya_search_opts cfg;   /* applied to every session opened */
     laya_memory *memory;    /* what sessions learn from and commits go to (borrowed; NULL: none) */
     laya_notes *notes;      /* the notes suggest replies link to and the notes op searches (borrowed; NULL: none) */
+    const laya_intent *intent;  /* the intent head sessions report with (borrowed; NULL: none) */
     proto_slot *slots;      /* (max) */
     int n, max;
     uint64_t clock;

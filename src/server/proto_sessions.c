@@ -68,6 +68,7 @@ proto_slot *proto_table_get(proto_table *t, uint64_t owner, const char *id, laya
     if (*st == LAYA_OK) *st = laya_session_set_search(sl->s, &t->cfg);
     if (*st == LAYA_OK) *st = laya_session_set_memory(sl->s, t->memory);
     if (*st == LAYA_OK && t->notes) *st = laya_session_set_notes(sl->s, t->notes);
+    if (*st == LAYA_OK && t->intent) *st = laya_session_set_intent(sl->s, t->intent);
     if (*st != LAYA_OK) {
         slot_close(sl);
         *sl = t->slots[--t->n];

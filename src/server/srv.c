@@ -158,6 +158,8 @@ static laya_status fail(char *err, size_t errlen, laya_status st, const char *fm
     return st;
 }
 
+void srv_set_intent(srv *s, const laya_intent *h) { s->cfg.intent = h; }
+
 srv_cfg srv_cfg_default(void) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     /* At least 4 workers even on fewer cores: the scheduler shares a core
@@ -630,6 +632,7 @@ static void on_accept(srv *s) {
         }
         proto_set_memory(c->p, s->cfg.memory);
         proto_set_notes(c->p, s->cfg.notes);
+        proto_set_intent(c->p, s->cfg.intent);
         if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
             proto_free(c->p);
             free(c);

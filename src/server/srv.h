@@ -46,15 +46,21 @@ typedef struct {
     int client_sessions; /* sessions per client (its own least recently used is closed) */
     laya_memory *memory; /* what every connection learns into and draws on (borrowed); NULL: none */
     laya_notes *notes;   /* the notes index suggest replies link to (borrowed); NULL: none */
+    const laya_intent *intent;   /* the intent head suggest replies report with (borrowed); NULL: none */
 } srv_cfg;
 
 srv_cfg srv_cfg_default(void);
+
 
 /* The default socket path, $XDG_RUNTIME_DIR/laya/laya.sock, into buf.
  * LAYA_ERR_ARG with a hint in err when XDG_RUNTIME_DIR is unset. */
 laya_status srv_default_path(char *buf, size_t n, char *err, size_t errlen);
 
 typedef struct srv srv;
+
+/* The intent head connections accepted from now on report with (borrowed;
+ * before srv_run: the model is loaded after srv_open). */
+void srv_set_intent(srv *s, const laya_intent *h);
 
 /* Takes the lock, reclaims a stale socket, binds and listens on path, and
  * blocks SIGTERM/SIGINT for the calling thread. When make_dir is set the
