@@ -75,6 +75,37 @@ TEST(intent_gradient_matches_finite_differences) {
     intent_free(h);
 }
 
+/* The fast forward pass (the kernel table's matvec) against its plain
+ * reference, over awkward sizes; and the check fails a perturbed head. */
+#define FWD_ATOL 1e-5
+#define FWD_RTOL 1e-4
+TEST(intent_forward_matches_its_reference) {
+    static const int sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 64, 384, 1023};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        int H = sizes[z];
+        intent_head *h;
+        CHECK(intent_new(H, &h) == LAYA_OK);
+        random_head(h, (uint32_t)(40 + H));
+        float *y = malloc((size_t)H * sizeof *y);
+        CHECK(y);
+        uint32_t s = (uint32_t)H;
+        for (int i = 0; i < H; i++) y[i] = (float)(te_rand(&s) % 2001) / 1000.f - 1.f;
+        float hid[INTENT_F], hr[INTENT_F], p[INTENT_C], pr[INTENT_C];
+        intent_forward(h, y, hid, p);
+        intent_forward_ref(h, y, hr, pr);
+        for (int f = 0; f < INTENT_F; f++) CHECK_NEAR(hid[f], hr[f], FWD_ATOL * H, FWD_RTOL);
+        for (int c = 0; c < INTENT_C; c++) CHECK_NEAR(p[c], pr[c], FWD_ATOL * H, FWD_RTOL);
+        /* the same check fails a head whose first unit differs */
+        h->b1[0] += 0.5f;
+        intent_forward(h, y, hid, p);
+        int differs = 0;
+        for (int f = 0; f < INTENT_F; f++) differs |= !(fabs(hid[f] - hr[f]) <= FWD_ATOL * H + FWD_RTOL * fabs(hr[f]));
+        CHECK(differs || hr[0] == 0);   /* a unit cut by the relu hides the change */
+        free(y);
+        intent_free(h);
+    }
+}
+
 /* The checker catches a broken gradient: scaling one entry fails it. */
 TEST(intent_gradient_check_catches_a_wrong_gradient) {
     enum { H = 5, N = 4 };

@@ -27,7 +27,8 @@ static void usage(FILE *f) {
             "train fits the intent head (two layers, 128 hidden, over the frozen model's state\n"
             "at the end of the text) on TSV (default data/intent/train.tsv, made by\n"
             "scripts/intent/label.py): one 'class<TAB>text' a line. 10%% of it is held out to\n"
-            "measure the reporting threshold. It writes FILE (default the model's path with\n"
+            "measure the reporting threshold. Each text is read twice: as it is and with a\n"
+            "blank after it (its last word finished). It writes FILE (default the model's path with\n"
             ".safetensors replaced by .intent.safetensors), which sessions and `laya serve`\n"
             "load beside the model. Sign it with `laya sign FILE --key K`, or load it with\n"
             "--allow-unsigned / LAYA_ALLOW_UNSIGNED=1.\n"
@@ -93,10 +94,12 @@ static void free_examples(examples *ex) {
     free(ex->label);
 }
 
-/* The session's state y after reading text afresh, into y (H). */
-static void features(laya_session *s, const char *text, float *y, int H) {
+/* The session's state y after reading text afresh (with a blank after
+ * it when space is set: the word just finished), into y (H). */
+static void features(laya_session *s, const char *text, int space, float *y, int H) {
     laya_status st = laya_session_reset(s);
     if (!st) st = laya_session_set_context(s, text, strlen(text));
+    if (!st && space) st = laya_session_type(s, " ", 1);
     if (st) cli_die("intent: reading a text failed: %s", laya_status_str(st));
     const float *sy;
     engine_state(s, &sy);
@@ -180,28 +183,32 @@ static int cmd_intent_train(int argc, char **argv) {
     examples ex = {0};
     read_tsv(data, &ex);
     const int H = engine_model(m)->cfg.H;
-    float *X = malloc((size_t)ex.n * H * sizeof *X);
+    /* Each example twice: as typed up to its last character, and with the
+     * blank that ends its last word (a session reports at both). */
+    float *X = malloc((size_t)2 * ex.n * H * sizeof *X);
     if (!X) cli_die("intent train: out of memory");
     laya_session *s;
     if (laya_session_new(m, &s) != LAYA_OK) cli_die("intent train: cannot open a session");
     int tty = isatty(2);
     double t0 = cli_now_s();
     for (int i = 0; i < ex.n; i++) {
-        features(s, ex.text[i], X + (size_t)i * H, H);
+        features(s, ex.text[i], 0, X + (size_t)(2 * i) * H, H);
+        features(s, ex.text[i], 1, X + (size_t)(2 * i + 1) * H, H);
         if (tty && (i % 200 == 0 || i == ex.n - 1))
             fprintf(stderr, "\rreading %d/%d examples through the model", i + 1, ex.n);
     }
     fprintf(stderr, "%sread %d examples in %.1f s\n", tty ? "\r" : "", ex.n, cli_now_s() - t0);
-    /* Every tenth example is held out (the file is shuffled by label.py). */
+    /* Every tenth example (both its rows) is held out (the file is
+     * shuffled by label.py). */
     int ntr = 0, nho = 0;
-    float *Xt = malloc((size_t)ex.n * H * sizeof *Xt), *Xh = malloc((size_t)ex.n * H * sizeof *Xh);
-    int *lt = malloc((size_t)ex.n * sizeof *lt), *lh = malloc((size_t)ex.n * sizeof *lh);
+    float *Xt = malloc((size_t)2 * ex.n * H * sizeof *Xt), *Xh = malloc((size_t)2 * ex.n * H * sizeof *Xh);
+    int *lt = malloc((size_t)2 * ex.n * sizeof *lt), *lh = malloc((size_t)2 * ex.n * sizeof *lh);
     if (!Xt || !Xh || !lt || !lh) cli_die("intent train: out of memory");
-    for (int i = 0; i < ex.n; i++) {
-        int ho = i % 10 == 9;
-        memcpy((ho ? Xh : Xt) + (size_t)(ho ? nho : ntr) * H, X + (size_t)i * H, (size_t)H * sizeof *X);
-        if (ho) lh[nho++] = ex.label[i];
-        else lt[ntr++] = ex.label[i];
+    for (int r = 0; r < 2 * ex.n; r++) {
+        int ho = r / 2 % 10 == 9;
+        memcpy((ho ? Xh : Xt) + (size_t)(ho ? nho : ntr) * H, X + (size_t)r * H, (size_t)H * sizeof *X);
+        if (ho) lh[nho++] = ex.label[r / 2];
+        else lt[ntr++] = ex.label[r / 2];
     }
     intent_head *h;
     if (intent_new(H, &h) != LAYA_OK) cli_die("intent train: out of memory");
@@ -219,7 +226,7 @@ static int cmd_intent_train(int argc, char **argv) {
     intent_class_weights(lh, nho, wc);
     double hl = intent_loss(h, Xh, lh, nho, wc, NULL);
     if ((st = intent_save(h, out, sum, err, sizeof err)) != LAYA_OK) cli_die("intent train: %s", err);
-    printf("trained on %d examples (%d epochs, final loss %.4f); held out %d: loss %.4f\n", ntr, cfg.epochs, loss,
+    printf("trained on %d rows (%d epochs, final loss %.4f); held out %d: loss %.4f\n", ntr, cfg.epochs, loss,
            nho, hl);
     printf("threshold %.2f: %d of %d held-out intents reported, precision %.3f\n", h->threshold, rep, ev, prec);
     printf("wrote %s (sign it: laya sign %s --key KEY)\n", out, out);

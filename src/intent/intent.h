@@ -65,6 +65,10 @@ size_t intent_n_params(int H);
  * Softmax in double after subtracting the max logit: exact to float
  * rounding for any logits. */
 void intent_forward(const intent_head *h, const float *y, float *hid, float *p);
+/* The specification of intent_forward: plain loops, sums in double. The
+ * fast one (the kernel table's f32 matvec) agrees within float rounding of
+ * H-term sums (tests/test_intent.c). */
+void intent_forward_ref(const intent_head *h, const float *y, float *hid, float *p);
 
 /* Writes h to path (atomically, st_write), with base_blake2b (64 hex) as
  * the base model it belongs to. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "kern/kern.h"
 #include "model/st.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -65,24 +66,51 @@ void intent_free(intent_head *h) {
 
 void laya_intent_free(laya_intent *h) { intent_free(h); }
 
+/* softmax of the logits lg (C) into p, in double after the max. */
+static void softmax(double *lg, float *p) {
+    double mx = -HUGE_VAL, z = 0;
+    for (int c = 0; c < INTENT_C; c++)
+        if (lg[c] > mx) mx = lg[c];
+    for (int c = 0; c < INTENT_C; c++) z += (lg[c] = exp(lg[c] - mx));
+    for (int c = 0; c < INTENT_C; c++) p[c] = (float)(lg[c] / z);
+}
+
 void intent_forward(const intent_head *h, const float *y, float *hid, float *p) {
-    const int H = h->H;
+    /* The (F, H) product through the kernel table (the model's f32 matvec);
+     * the (C, F) one is 1k multiply-adds, plain. */
+    const kern_table *k = kern_get();
+    qmat w1 = {.type = QT_F32, .rows = INTENT_F, .cols = h->H, .data = h->w1};
+    k->matvec(&w1, y, hid);
     for (int f = 0; f < INTENT_F; f++) {
-        const float *w = h->w1 + (size_t)f * H;
-        float a = h->b1[f];
-        for (int i = 0; i < H; i++) a += w[i] * y[i];
+        float a = hid[f] + h->b1[f];
         hid[f] = a > 0 ? a : 0;
     }
-    double lg[INTENT_C], mx = -HUGE_VAL, z = 0;
+    double lg[INTENT_C];
     for (int c = 0; c < INTENT_C; c++) {
         const float *w = h->w2 + (size_t)c * INTENT_F;
         float a = h->b2[c];
         for (int f = 0; f < INTENT_F; f++) a += w[f] * hid[f];
         lg[c] = a;
-        if (a > mx) mx = a;
     }
-    for (int c = 0; c < INTENT_C; c++) z += (lg[c] = exp(lg[c] - mx));
-    for (int c = 0; c < INTENT_C; c++) p[c] = (float)(lg[c] / z);
+    softmax(lg, p);
+}
+
+void intent_forward_ref(const intent_head *h, const float *y, float *hid, float *p) {
+    const int H = h->H;
+    for (int f = 0; f < INTENT_F; f++) {
+        const float *w = h->w1 + (size_t)f * H;
+        double a = h->b1[f];
+        for (int i = 0; i < H; i++) a += (double)w[i] * y[i];
+        hid[f] = a > 0 ? (float)a : 0;
+    }
+    double lg[INTENT_C];
+    for (int c = 0; c < INTENT_C; c++) {
+        const float *w = h->w2 + (size_t)c * INTENT_F;
+        double a = h->b2[c];
+        for (int f = 0; f < INTENT_F; f++) a += (double)w[f] * hid[f];
+        lg[c] = a;
+    }
+    softmax(lg, p);
 }
 
 laya_status intent_model_sum(const laya_model *lm, char hex[65]) {
