@@ -114,3 +114,14 @@ laya_memory *cli_open_memory(const char *explicit_path) {
     if (st != LAYA_OK) cli_die("cannot open the memory: %s", *err ? err : laya_status_str(st));
     return m;
 }
+
+/* M.safetensors -> M.intent.safetensors (else M.intent.safetensors appended). */
+void cli_intent_path(const char *model_path, char *buf, size_t n) {
+    size_t l = strlen(model_path);
+    const char *ext = ".safetensors";
+    size_t el = strlen(ext);
+    if (l > el && !strcmp(model_path + l - el, ext))
+        snprintf(buf, n, "%.*s.intent.safetensors", (int)(l - el), model_path);
+    else
+        snprintf(buf, n, "%s.intent.safetensors", model_path);
+}

@@ -40,17 +40,6 @@ static void usage(FILE *f) {
             "system_control text_edit other.\n");
 }
 
-/* M.safetensors -> M.intent.safetensors (else M.intent.safetensors appended). */
-void cli_intent_path(const char *model_path, char *buf, size_t n) {
-    size_t l = strlen(model_path);
-    const char *ext = ".safetensors";
-    size_t el = strlen(ext);
-    if (l > el && !strcmp(model_path + l - el, ext))
-        snprintf(buf, n, "%.*s.intent.safetensors", (int)(l - el), model_path);
-    else
-        snprintf(buf, n, "%s.intent.safetensors", model_path);
-}
-
 typedef struct {
     int *label;
     char **text;

@@ -85,6 +85,7 @@ typedef struct {
     const laya_model *model;
     laya_memory *memory;       /* the user's memory (borrowed), NULL: no learning */
     laya_notes *notes;         /* the user's notes index (borrowed), NULL: none */
+    const laya_intent *intent; /* the intent head (borrowed), NULL: none */
     char *notice;              /* why there is no model (owned), NULL with a model */
     settings_watch settings;   /* the user's settings, shared by every engine instance */
     IBusPropList *props;       /* the property menu: "Laya settings" */
@@ -109,6 +110,12 @@ void ibus_laya_set_memory(laya_memory *m) {
 void ibus_laya_set_notes(laya_notes *n) {
     IBusLayaEngineClass *k = g_type_class_ref(IBUS_TYPE_LAYA_ENGINE);
     k->notes = n;
+    g_type_class_unref(k);
+}
+
+void ibus_laya_set_intent(const laya_intent *h) {
+    IBusLayaEngineClass *k = g_type_class_ref(IBUS_TYPE_LAYA_ENGINE);
+    k->intent = h;
     g_type_class_unref(k);
 }
 
@@ -139,6 +146,7 @@ static void ibus_laya_engine_init(IBusLayaEngine *e) {
     }
     if (e->session) laya_session_set_memory(e->session, class_of(e)->memory);
     if (e->session && class_of(e)->notes) laya_session_set_notes(e->session, class_of(e)->notes);
+    if (e->session && class_of(e)->intent) laya_session_set_intent(e->session, class_of(e)->intent);
 }
 
 static void clear_candidates(IBusLayaEngine *e) {
@@ -246,19 +254,26 @@ static void show_notice(IBusLayaEngine *e) {
     ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(notice), TRUE);
 }
 
-/* The title of the note most related to the sentence typed, as auxiliary
- * text (the panel draws it above the candidates); hidden when none. The
- * index is asked only when the sentence's terms change (laya_session_notes). */
+/* The title of the note most related to the sentence typed and the
+ * intent (C10) when the head is confident ("send_email 0.93"), as
+ * auxiliary text (the panel draws it above the candidates); hidden when
+ * neither. The index is asked only when the sentence's terms change
+ * (laya_session_notes); the head only when the stable tokens changed. */
 static void show_note(IBusLayaEngine *e) {
     const laya_note *h = NULL;
     int nh = 0;
     if (!class_of(e)->notes || !e->session || !e->typed->len || laya_session_notes(e->session, 1, &h, &nh) != LAYA_OK)
         nh = 0;
-    if (nh) {
-        char *line = g_strdup_printf("\u2192 %s", h[0].title);
-        ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(line), TRUE);
-        g_free(line);
-    } else if (class_of(e)->notes) {
+    const char *iname = NULL;
+    float ip = 0;
+    if (class_of(e)->intent && e->session && e->typed->len) laya_session_intent(e->session, &iname, &ip);
+    if (nh || iname) {
+        GString *line = g_string_new(NULL);
+        if (nh) g_string_append_printf(line, "\u2192 %s", h[0].title);
+        if (iname) g_string_append_printf(line, "%s%s %.2f", nh ? "  \u00b7  " : "", iname, ip);
+        ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(line->str), TRUE);
+        g_string_free(line, TRUE);
+    } else if (class_of(e)->notes || class_of(e)->intent) {
         ibus_engine_hide_auxiliary_text((IBusEngine *)e);
     }
 }

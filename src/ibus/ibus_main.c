@@ -113,6 +113,17 @@ int main(int argc, char **argv) {
             fprintf(stderr, "ibus-engine-laya: notes are off: %s\n", nerr);
     }
     ibus_laya_set_notes(notes);
+    /* The intent head beside the model, where one is: a refused one costs
+     * the intent, not typing. */
+    laya_intent *intent = NULL;
+    char ipath[4096];
+    if (m) {
+        cli_intent_path(path, ipath, sizeof ipath);
+        char ierr[512] = "";
+        if (access(ipath, F_OK) == 0 && laya_intent_load(ipath, m, NULL, &intent, ierr, sizeof ierr) != LAYA_OK)
+            fprintf(stderr, "ibus-engine-laya: intent is off: %s\n", ierr);
+    }
+    ibus_laya_set_intent(intent);
     IBusFactory *factory = ibus_factory_new(ibus_bus_get_connection(bus));
     ibus_factory_add_engine(factory, "laya", IBUS_TYPE_LAYA_ENGINE);
     gboolean ok;
@@ -127,6 +138,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ibus-engine-laya: cannot register with ibus-daemon\n");
         laya_memory_free(mem);
         laya_notes_free(notes);
+        laya_intent_free(intent);
         laya_model_free(m);
         return 1;
     }
@@ -135,6 +147,7 @@ int main(int argc, char **argv) {
     g_object_unref(bus);
     laya_memory_free(mem);
     laya_notes_free(notes);
+    laya_intent_free(intent);
     laya_model_free(m);
     return 0;
 }
