@@ -99,6 +99,8 @@ install: $(BUILD)/laya install-daemon
 	install -m 644 docs/laya.1 $(DESTDIR)$(PREFIX)/share/man/man1/laya.1
 	install -m 644 dist/laya.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/laya
 	install -m 644 models/default.safetensors.sig $(DESTDIR)$(PREFIX)/share/laya/default.safetensors.sig
+	install -m 644 models/default.intent.safetensors $(DESTDIR)$(PREFIX)/share/laya/default.intent.safetensors
+	install -m 644 models/default.intent.safetensors.sig $(DESTDIR)$(PREFIX)/share/laya/default.intent.safetensors.sig
 
 clean:
 	rm -rf build build-san
