@@ -62,6 +62,9 @@ check "signed by a trusted key: it loads" sh -c "LAYA_TRUSTED_KEYS='$T/k.pub' '$
 printf 'not a model' >"$T/junk.bin"
 fails_with "laya sign refuses a file that is neither" "not signing" "$LAYA" sign "$T/junk.bin" --key "$T/k.key"
 
+"$LAYA" verify "$HEAD" >"$T/out" 2>"$T/err"
+check "laya verify: the shipped head, signed by the project key" grep -q "Laya project key), and a valid intent head" "$T/out"
+
 # The daemon's replies.
 printf '%s\n' '{"op":"suggest","session":"a","context":"please send an email to Anna about the budget"}' \
     '{"op":"suggest","session":"b","context":"the weather was lovely yesterday and we"}' \
