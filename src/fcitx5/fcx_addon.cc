@@ -22,7 +22,9 @@
 #include <fcitx/userinterface.h>
 #include <fcitx/userinterfacemanager.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 #include "fcitx5/fcx_text.h"
 
@@ -177,6 +179,7 @@ void Addon::load_model() {
     }
     if (path == model_path_ && (model_ || !model_error_.empty())) return;
     drop_sessions();
+    intent_.reset();
     model_.reset();
     model_path_ = path;
     model_error_.clear();
@@ -192,6 +195,20 @@ void Addon::load_model() {
         return;
     }
     LAYA_LOG(Info) << "model " << path;
+    /* MODEL.intent.safetensors beside it, where there is one: a refused
+     * head costs the intent, not typing. */
+    std::string ipath = path;
+    const std::string ext = ".safetensors";
+    if (ipath.size() > ext.size() && ipath.compare(ipath.size() - ext.size(), ext.size(), ext) == 0)
+        ipath.resize(ipath.size() - ext.size());
+    ipath += ".intent.safetensors";
+    laya_intent *h = nullptr;
+    if (access(ipath.c_str(), F_OK) == 0) {
+        if (laya_intent_load(ipath.c_str(), model_.get(), nullptr, &h, err, sizeof err) == LAYA_OK)
+            intent_.reset(h);
+        else
+            LAYA_LOG(Warn) << "intent is off: " << err;
+    }
 }
 
 void Addon::drop_sessions() {
@@ -355,6 +372,7 @@ void Addon::compute(fcitx::InputContext *ic) {
         return;
     }
     laya_session_set_memory(st->session, memory_.get());
+    laya_session_set_intent(st->session, intent_.get());
     laya_suggestion out[MAX_SHOWN], keep[MAX_SHOWN];
     int n = 0, n_keep = 0;
     double t0 = now_ms();
@@ -384,7 +402,16 @@ void Addon::show(fcitx::InputContext *ic, State *st) {
     list->setGlobalCursorIndex(0);
     st->ours = list.get();
     auto &panel = ic->inputPanel();
-    panel.setAuxUp(fcitx::Text(AUX));
+    /* The confident intent (C10) beside the name: "Laya · send_email 0.93". */
+    std::string aux = AUX;
+    const char *iname = nullptr;
+    float ip = 0;
+    if (st->session && laya_session_intent(st->session, &iname, &ip) == LAYA_OK && iname) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " \u00b7 %s %.2f", iname, static_cast<double>(ip));
+        aux += buf;
+    }
+    panel.setAuxUp(fcitx::Text(aux));
     panel.setCandidateList(std::move(list));
     ic->updateUserInterface(fcitx::UserInterfaceComponent::InputPanel);
 }

@@ -118,10 +118,16 @@ private:
     struct MemoryFree {
         void operator()(laya_memory *m) const { laya_memory_free(m); }
     };
+    struct IntentFree {
+        void operator()(laya_intent *h) const { laya_intent_free(h); }
+    };
 
     fcitx::Instance *instance_;
     LayaConfig config_;
     std::unique_ptr<laya_model, ModelFree> model_;   /* NULL: none loaded (model_error_ says why) */
+    /* The intent head beside the model (C10), NULL: none; after model_ so
+     * that it goes first, and before factory_ (the sessions that borrow it). */
+    std::unique_ptr<laya_intent, IntentFree> intent_;
     std::unique_ptr<laya_memory, MemoryFree> memory_;   /* the user's memory; NULL: no learning */
     std::string model_path_, model_error_;
     bool told_ = false;                /* the user has seen model_error_ */
