@@ -1,6 +1,7 @@
 /* fuzz_seeds.c - writes the seed corpora of fuzz/corpus/ (`make
  * fuzz-seeds`; the output is committed, and the same bytes every run):
- * model/ tiny models in f32, f16, q8 and q4; tok/ two tokenizers; proto/
+ * model/ tiny models in f32, f16, q8 and q4; intent/ two intent heads;
+ * tok/ two tokenizers; proto/
  * request streams touching every op and error; session/ edit scripts
  * (fuzz_session.c's format). */
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "fuzz_common.h"
+#include "intent/intent.h"
 #include "model/model.h"
 
 static void put(const char *dir, const char *name, const void *p, size_t n) {
@@ -70,6 +72,20 @@ int main(int argc, char **argv) {
     model_seed(dir, "f16.safetensors", (model_cfg){.V = 300, .H = 16, .D = 8, .L = 2, .W = 2}, QT_F16);
     model_seed(dir, "q8.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 3}, QT_Q8);
     model_seed(dir, "q4.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 2}, QT_Q4);
+
+    mkdirs(root, "intent", dir, sizeof dir);
+    int hs[2] = {16, 3};
+    for (int i = 0; i < 2; i++) {
+        intent_head *h;
+        char path[512], err[256];
+        if (intent_new(hs[i], &h) != LAYA_OK) fz_fail("intent head");
+        for (size_t k = 0; k < intent_n_params(hs[i]); k++) h->mem[k] = (float)((k * 7) % 13) / 13.f - 0.5f;
+        snprintf(path, sizeof path, "%s/h%d.intent.safetensors", dir, hs[i]);
+        if (intent_save(h, path, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", err,
+                        sizeof err) != LAYA_OK)
+            fz_fail("%s", err);
+        intent_free(h);
+    }
 
     mkdirs(root, "tok", dir, sizeof dir);
     int32_t vs[2] = {300, 260};

@@ -234,6 +234,23 @@ TEST(intent_loader_round_trips_and_refuses_bad_files) {
     CHECK(intent_load(bad, &t, H, SUM, &g, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "checksum"));
     b[n - 5] ^= 0x40;
     free(b);
+    /* a huge weight: refused (fuzz_intent found such heads overflowing to
+     * NaN probabilities); and a forward pass that overflows reports other */
+    h->w2[3] = 1e30f;
+    CHECK(intent_save(h, bad, SUM, err, sizeof err) == LAYA_OK);
+    CHECK(intent_load(bad, &t, H, SUM, &g, err, sizeof err) == LAYA_ERR_FORMAT && strstr(err, "beyond 1e4"));
+    {
+        float y[H], hid[INTENT_F], p[INTENT_C];
+        /* 12 x 3e38 overflows a float sum, and the reference's double sum
+         * overflows when cast to float */
+        for (int i = 0; i < H; i++) y[i] = 3e38f;
+        for (int i = 0; i < H; i++) h->w1[i] = 1.f;
+        for (int c = 0; c < INTENT_C; c++) h->w2[(size_t)c * INTENT_F] = 0.25f;
+        intent_forward(h, y, hid, p);
+        CHECK(p[INTENT_OTHER] == 1 && p[0] == 0);
+        intent_forward_ref(h, y, hid, p);
+        CHECK(p[INTENT_OTHER] == 1 && p[0] == 0);
+    }
     /* a wrong shape: a model-sized safetensors written with other tensors */
     float w[4 * 3] = {0};
     st_out o[1] = {{"intent.w1", ST_F32, 2, {4, 3}, w, NULL}};

@@ -26,7 +26,8 @@
  *     data_blake2b  BLAKE2b-256 of the data section (st.h).
  * It is hostile input like the model: signature first (the model's policy,
  * model_sign.h), then the container (st_parse), then every name, dtype,
- * shape, metadata value and the checksum, and every weight finite. */
+ * shape, metadata value and the checksum, and every weight finite and at
+ * most INTENT_MAX_WEIGHT in magnitude. */
 #ifndef LAYA_INTENT_H
 #define LAYA_INTENT_H
 
@@ -36,6 +37,9 @@
 #include "model/model_sign.h"
 
 enum { INTENT_C = LAYA_INTENT_CLASSES, INTENT_F = 128, INTENT_FORMAT_VERSION = 1 };
+/* The loader refuses weights larger in magnitude (a trained head's are
+ * below 10: the shipped one's largest is 3.6). */
+#define INTENT_MAX_WEIGHT 1e4f
 
 /* Class names, index = class id; the last one, "other", is never reported. */
 extern const char *const intent_names[INTENT_C];

@@ -66,9 +66,16 @@ void intent_free(intent_head *h) {
 
 void laya_intent_free(laya_intent *h) { intent_free(h); }
 
-/* softmax of the logits lg (C) into p, in double after the max. */
+/* softmax of the logits lg (C) into p, in double after the max. Logits
+ * that overflowed (inf or NaN: an input far outside what a model produces)
+ * give p = "other" with certainty, so such a state reports nothing. */
 static void softmax(double *lg, float *p) {
     double mx = -HUGE_VAL, z = 0;
+    for (int c = 0; c < INTENT_C; c++)
+        if (!isfinite(lg[c])) {
+            for (int k = 0; k < INTENT_C; k++) p[k] = k == INTENT_OTHER;
+            return;
+        }
     for (int c = 0; c < INTENT_C; c++)
         if (lg[c] > mx) mx = lg[c];
     for (int c = 0; c < INTENT_C; c++) z += (lg[c] = exp(lg[c] - mx));
@@ -227,9 +234,11 @@ static laya_status load_checked(const st_file *f, int H, const char *base, inten
         size_t n = (size_t)(t[i]->end - t[i]->begin) / sizeof(float);
         memcpy(dst[i], f->data + t[i]->begin, n * sizeof(float));
         for (size_t k = 0; k < n; k++)
-            if (!isfinite(dst[i][k])) {
+            if (!(fabsf(dst[i][k]) <= INTENT_MAX_WEIGHT)) {
+                int finite = isfinite(dst[i][k]);
                 intent_free(h);
-                return err_set(e, el, LAYA_ERR_FORMAT, "tensor %s element %zu is not finite", names[i], k);
+                return err_set(e, el, LAYA_ERR_FORMAT, "tensor %s element %zu is %s: no trained head has that",
+                               names[i], k, finite ? "beyond 1e4" : "not finite");
             }
     }
     h->threshold = (float)thr;
