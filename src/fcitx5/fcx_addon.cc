@@ -109,6 +109,7 @@ Addon::Addon(fcitx::Instance *instance)
     settings_action_.connect<fcitx::SimpleAction::Activated>([](fcitx::InputContext *) { open_settings(); });
     instance_->userInterfaceManager().registerAction("laya-settings", &settings_action_);
     open_memory();
+    open_notes();
     watch();
     reloadConfig();
 }
@@ -134,6 +135,17 @@ void Addon::open_memory() {
         return;
     }
     memory_.reset(m);
+}
+
+/* The notes index, where there is one: a damaged one costs the notes, not
+ * typing. */
+void Addon::open_notes() {
+    char err[512] = "", npath[4096];
+    laya_notes *n = nullptr;
+    if (laya_notes_default_path(npath, sizeof npath, nullptr, 0) == LAYA_OK && access(npath, F_OK) == 0) {
+        if (laya_notes_open(npath, 0, &n, err, sizeof err) == LAYA_OK) notes_.reset(n);
+        else LAYA_LOG(Warn) << "notes are off: " << err;
+    }
 }
 
 State *Addon::state(fcitx::InputContext *ic) { return ic->propertyFor(&factory_); }
@@ -373,6 +385,7 @@ void Addon::compute(fcitx::InputContext *ic) {
     }
     laya_session_set_memory(st->session, memory_.get());
     laya_session_set_intent(st->session, intent_.get());
+    laya_session_set_notes(st->session, notes_.get());
     laya_suggestion out[MAX_SHOWN], keep[MAX_SHOWN];
     int n = 0, n_keep = 0;
     double t0 = now_ms();
@@ -402,8 +415,15 @@ void Addon::show(fcitx::InputContext *ic, State *st) {
     list->setGlobalCursorIndex(0);
     st->ours = list.get();
     auto &panel = ic->inputPanel();
-    /* The confident intent (C10) beside the name: "Laya · send_email 0.93". */
+    /* Beside the name, the title of the note most related to the sentence
+     * (C11) and the confident intent (C10): "Laya · → Dentist · send_email 0.93". */
     std::string aux = AUX;
+    const laya_note *note = nullptr;
+    int nn = 0;
+    if (st->session && notes_ && laya_session_notes(st->session, 1, &note, &nn) == LAYA_OK && nn > 0) {
+        aux += " \u00b7 \u2192 ";
+        aux += note[0].title;
+    }
     const char *iname = nullptr;
     float ip = 0;
     if (st->session && laya_session_intent(st->session, &iname, &ip) == LAYA_OK && iname) {

@@ -107,6 +107,7 @@ private:
     void hide(fcitx::InputContext *ic, State *st);
     void tell_model_error(fcitx::InputContext *ic, State *st);
     void open_memory();
+    void open_notes();
     void learn(State *st);
     void refresh_settings();
     fcitx::Key accept_key() const;
@@ -121,6 +122,9 @@ private:
     struct IntentFree {
         void operator()(laya_intent *h) const { laya_intent_free(h); }
     };
+    struct NotesFree {
+        void operator()(laya_notes *n) const { laya_notes_free(n); }
+    };
 
     fcitx::Instance *instance_;
     LayaConfig config_;
@@ -129,6 +133,9 @@ private:
      * that it goes first, and before factory_ (the sessions that borrow it). */
     std::unique_ptr<laya_intent, IntentFree> intent_;
     std::unique_ptr<laya_memory, MemoryFree> memory_;   /* the user's memory; NULL: no learning */
+    /* The user's notes index (C11) where `laya notes index` made one, NULL:
+     * none; before factory_ (the sessions borrow it). */
+    std::unique_ptr<laya_notes, NotesFree> notes_;
     std::string model_path_, model_error_;
     bool told_ = false;                /* the user has seen model_error_ */
     settings_watch settings_;          /* the user's settings (on/off, count, accept key) */
