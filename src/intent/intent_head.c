@@ -251,29 +251,10 @@ laya_status intent_load(const char *path, const model_trust *trust, int H, const
                         intent_head **out, char *err, size_t errlen) {
     *out = NULL;
     if (!path || !trust) return err_set(err, errlen, LAYA_ERR_ARG, "intent_load: NULL argument");
-    int fd;
+    void *map;
     size_t len;
-    laya_status st = file_open_regular(path, "intent head", &fd, &len, err, errlen);
+    laya_status st = model_map_signed(path, "intent head", 8, (size_t)64 << 20, trust, &map, &len, err, errlen);
     if (st != LAYA_OK) return st;
-    if (len < 8 || len > (64u << 20)) {
-        close(fd);
-        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: %zu bytes is no intent head", path, len);
-    }
-    if (sodium_init() < 0) {
-        close(fd);
-        return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
-    }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map %s: %s", path, strerror(errno));
-#ifndef LAYA_FUZZ
-    /* Before any parsing, as for the model (model_sign.h). */
-    if (!trust->no_signature_check &&
-        (st = model_sig_check(path, map, len, trust, NULL, NULL, err, errlen)) != LAYA_OK) {
-        munmap(map, len);
-        return st;
-    }
-#endif
     st_file f;
     char e[400] = "";
     st = st_parse(map, len, &f, e, sizeof e);

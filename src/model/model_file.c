@@ -382,30 +382,10 @@ laya_status model_load(const char *path, model **out, char *err, size_t errlen) 
 laya_status model_load_opts(const char *path, const model_trust *trust, model **out, char *err, size_t errlen) {
     *out = NULL;
     if (!path || !trust) return err_set(err, errlen, LAYA_ERR_ARG, "no model path given");
-    int fd;
+    void *map;
     size_t len;
-    laya_status st = file_open_regular(path, "model", &fd, &len, err, errlen);
+    laya_status st = model_map_signed(path, "model", 8, SIZE_MAX, trust, &map, &len, err, errlen);
     if (st != LAYA_OK) return st;
-    if (len < 8) {
-        close(fd);
-        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: file is %zu bytes, too short for a model", path, len);
-    }
-    if (sodium_init() < 0) {
-        close(fd);
-        return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
-    }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map %s: %s", path, strerror(errno));
-#ifndef LAYA_FUZZ
-    /* Before any parsing: with a signature required, the parser sees only
-     * authenticated bytes (model_sign.h). */
-    if (!trust->no_signature_check &&
-        (st = model_sig_check(path, map, len, trust, NULL, NULL, err, errlen)) != LAYA_OK) {
-        munmap(map, len);
-        return st;
-    }
-#endif
     model *m = calloc(1, sizeof *m);
     if (!m) {
         munmap(map, len);

@@ -295,6 +295,36 @@ laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, c
                    "verify MODEL --pubkey KEY.pub checks it), or set LAYA_ALLOW_UNSIGNED=1", path, id);
 }
 
+laya_status model_map_signed(const char *path, const char *what, size_t min, size_t max, const model_trust *t,
+                             void **map, size_t *len, char *err, size_t errlen) {
+    *map = NULL;
+    int fd;
+    laya_status st = file_open_regular(path, what, &fd, len, err, errlen);
+    if (st != LAYA_OK) return st;
+    if (*len < min || *len > max) {
+        close(fd);
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "%s: file is %zu bytes, too %s to be a valid %s", path, *len,
+                       *len < min ? "short" : "large", what);
+    }
+    if (sodium_init() < 0) {
+        close(fd);
+        return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
+    }
+    void *m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+#ifndef LAYA_FUZZ
+    /* Before any parsing: with a signature required, the parser sees only
+     * authenticated bytes. */
+    if (!t->no_signature_check && (st = model_sig_check(path, m, *len, t, NULL, NULL, err, errlen)) != LAYA_OK) {
+        munmap(m, *len);
+        return st;
+    }
+#endif
+    *map = m;
+    return LAYA_OK;
+}
+
 laya_status model_sig_check_file(const char *path, const model_trust *t, model_sig_verdict *verdict,
                                  uint8_t signer[MODEL_KEY_BYTES], char *err, size_t errlen) {
     const uint8_t *p;

@@ -70,6 +70,13 @@ laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, c
                             model_sig_verdict *verdict, uint8_t signer[MODEL_KEY_BYTES], char *err,
                             size_t errlen);
 
+/* Opens path (a regular file holding a `what`, such as "model", of min to
+ * max bytes), maps it read-only and, unless t allows it or this is the
+ * fuzz build (LAYA_FUZZ), checks its signature before anything parses it.
+ * On success *map (munmap it, *len bytes) holds the authenticated bytes. */
+laya_status model_map_signed(const char *path, const char *what, size_t min, size_t max, const model_trust *t,
+                             void **map, size_t *len, char *err, size_t errlen);
+
 /* model_sig_check on the bytes of the file at path. */
 laya_status model_sig_check_file(const char *path, const model_trust *t, model_sig_verdict *verdict,
                                  uint8_t signer[MODEL_KEY_BYTES], char *err, size_t errlen);
