@@ -52,7 +52,8 @@ PIPELINE_VERSION = '2'
 GENRES = {'en': ('dialogue', 'letters', 'manuals'), 'zh': ('dialogue', 'reviews', 'manuals')}
 GENRE_BYTES = 64_000
 GENRE_MAX_FRAC = 0.3      # of a source's blocks: a small source keeps most for training
-OTHER_GENRES = ('prose', 'descriptions', 'technical', 'reference', 'poetry')   # tags, no split
+OTHER_GENRES = ('prose', 'descriptions', 'technical', 'reference', 'poetry',
+                'synthetic')   # tags, no split
 
 
 class SourceError(Exception):
@@ -244,8 +245,9 @@ def opencc_t2s(text, name):
 
 def code_digest():
     h = hashlib.sha256(PIPELINE_VERSION.encode())
-    with open(os.path.join(HERE, 'extract.py'), 'rb') as f:
-        h.update(f.read())
+    for path in [os.path.join(HERE, 'extract.py')] + sorted(glob.glob(os.path.join(HERE, 'ngram', '*'))):
+        with open(path, 'rb') as f:
+            h.update(f.read())
     return h.hexdigest()[:16]
 
 

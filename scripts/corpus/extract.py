@@ -14,6 +14,7 @@ import json
 import os
 import re
 import struct
+import subprocess
 import unicodedata
 import zlib
 
@@ -1156,6 +1157,40 @@ def cdda_render(s, tags, translate=None, depth=0):
     return None if bad else r
 
 
+# Game text as people would type it (issue 15): the games mark actions as
+# *emotes* ("*bzzt*", "*为您效劳*") and the Chinese catalogs often put ASCII
+# punctuation after Han characters, where a Chinese input method types the
+# full-width mark. A model trained on them proposed "*" after "谢谢你的" and
+# "," after "订个" (docs/RESULTS.md, pipeline-2 retraining). Emote spans are
+# dropped (emphasis inside an English sentence keeps its word); in Chinese, , . ! ? ; : after a Han character (and not before a
+# digit or letter: "1.5", "v2.0", "http:" stay) become ， 。 ！ ？ ； ：, and
+# "..." after Han becomes "……".
+_EMOTE = re.compile(r'(?<![0-9A-Za-z])\*([^*\n]{1,60})\*(?![0-9A-Za-z])')
+_EDGE = set('.!?"\u201c\u201d\u300c\u300d()\uff08\uff09\u3002\uff01\uff1f')
+_HAN_ASCII = re.compile(r'(?<=[\u3400-\u9fff])(\.\.\.|[,.!?;:])(?![0-9A-Za-z])')
+_FULLWIDTH = {',': '，', '.': '。', '!': '！', '?': '？', ';': '；', ':': '：',
+              '...': '……'}
+
+
+def game_clean(s, lang='en'):
+    """One paragraph of game text without emotes, in Chinese with the
+    full-width punctuation an input method types; '' if nothing is left."""
+    def emote(m):
+        before, after = s[:m.start()].rstrip(), s[m.end():].lstrip()
+        if lang == 'zh' or not before or not after or before[-1] in _EDGE or after[0] in _EDGE:
+            return ''                 # an action between sentences: "*bzzt* Hello."
+        return m.group(1)             # emphasis inside one: "it *is* late"
+    s = re.sub(r'\s+', ' ', _EMOTE.sub(emote, s)).strip()
+    if lang == 'zh':
+        s = _HAN_ASCII.sub(lambda m: _FULLWIDTH[m.group(1)], s)
+        s = re.sub(r'(?<=[\uff0c\u3002\uff01\uff1f\uff1b\uff1a]) (?=[\u3400-\u9fff])', '', s)
+    return s
+
+
+def _game_paragraphs(text, lang='en'):
+    return [p for p in (game_clean(x, lang) for x in paragraphs(text)) if p]
+
+
 def cdda_json(path, select='dialogue', **_):
     """English text of one Cataclysm JSON file of the kind `select`."""
     tags = cdda_tags(_cdda_base(path))
@@ -1164,7 +1199,7 @@ def cdda_json(path, select='dialogue', **_):
         if kind == select:
             r = cdda_render(s, tags)
             if r:
-                out += paragraphs(r)
+                out += _game_paragraphs(r)
     return out
 
 
@@ -1216,7 +1251,7 @@ def cdda_mo(path, select='dialogue', second=None, dirs=('json', 'mods'), **_):
             r = cdda_render(zh, tags, translate=cat.get)
             if r and r not in seen:
                 seen.add(r)
-                out += paragraphs(r)
+                out += _game_paragraphs(r, 'zh')
     return out
 
 
@@ -1275,7 +1310,7 @@ def endless_sky(path, select='dialogue', **_):
             elif ancestors[-1:] in (['description'], ['spaceport']):
                 kind = 'descriptions'
         if kind == select and text:
-            r = _fill(text.strip(), _ES_FILL)
+            r = game_clean(_fill(text.strip(), _ES_FILL))
             if r:
                 out.append(r)
     return out
@@ -1298,7 +1333,7 @@ def naev_lua(path, **_):
             s = re.sub(r'\\(.)', lambda e: _LUA_ESC.get(e.group(1), e.group(1)), s)
         if _has_fmt(s) or re.search(r'[{}]|#[a-z0-9]', s):
             continue                  # format placeholders, colour codes: not as seen
-        out += paragraphs(s)
+        out += _game_paragraphs(s)
     return out
 
 
@@ -1360,6 +1395,37 @@ def stringtable(path, keys=r'_DESC$', **_):
     return out
 
 
+# Knowledge from the large n-gram models (issue 15): phrases sampled from
+# libime's language model of modern web Chinese (scripts/corpus/ngram/
+# libime_sample.cc says how). The sampler is C++ against Debian's libimecore
+# (libimecore-dev, libfcitx5utils-dev); it is compiled once into the cache
+# beside the unpacked package. `path` is the package's zh_CN.lm, whose
+# .predict table sits beside it.
+_NGRAM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ngram')
+
+
+def libime_lm(path, bytes=2000000, seed=1, **_):
+    src = os.path.join(_NGRAM_DIR, 'libime_sample.cc')
+    with open(src, 'rb') as f:
+        tag = hashlib.sha256(f.read()).hexdigest()[:12]
+    exe = os.path.join(os.path.dirname(path), 'libime_sample.' + tag)
+    if not os.path.exists(exe):
+        try:
+            cflags = subprocess.run(['pkg-config', '--cflags', '--libs', 'Fcitx5Utils'], check=True,
+                                    stdout=subprocess.PIPE, text=True).stdout.split()
+            subprocess.run(['g++', '-std=c++17', '-O2', '-I/usr/include/LibIME', src, '-o', exe,
+                            '-lIMECore'] + cflags, check=True, stderr=subprocess.PIPE, text=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            err = getattr(e, 'stderr', '') or str(e)
+            raise RuntimeError('cannot build the libime sampler (apt-get install libimecore-dev '
+                               'libfcitx5utils-dev pkg-config g++): %s' % err[-300:])
+    p = subprocess.run([exe, path, str(int(bytes)), str(int(seed))], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.decode('utf-8', 'replace')[-300:])
+    return p.stdout.decode('utf-8').split('\n')[:-1]
+
+
 EXTRACTORS = {
     'plain': plain, 'lines': lines, 'fortune': fortune, 'html': html_text, 'xml': html_text,
     'rst': rst, 'roff': roff, 'mail': mail, 'brown': brown, 'json': json_text, 'mo': mo,
@@ -1367,7 +1433,7 @@ EXTRACTORS = {
     'wordnet_examples': wordnet_examples, 'wordnet_glosses': wordnet_glosses,
     'rdata': rdata, 'sword': sword_ztext, 'cdda_json': cdda_json, 'cdda_mo': cdda_mo,
     'endless_sky': endless_sky, 'naev_lua': naev_lua, 'xml_tags': xml_tags,
-    'stringtable': stringtable,
+    'stringtable': stringtable, 'libime_lm': libime_lm,
 }
 
 
