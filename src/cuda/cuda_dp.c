@@ -53,6 +53,7 @@ laya_status cuda_dp_init(cuda_dp *dp, int n, int use_nccl, const model_cfg *c, i
             return st;
         }
     }
+    cudaSetDevice(0);
     return LAYA_OK;
 }
 
@@ -61,9 +62,10 @@ void cuda_dp_free(cuda_dp *dp) {
         if (dp->comm[r]) dp->nccl.CommDestroy(dp->comm[r]);
     for (int r = 0; r < dp->n_ok; r++) cuda_trainer_free(&dp->ct[r]);
     if (dp->nccl.lib) cuda_nccl_close(&dp->nccl);
+    int had = dp->n_ok;
     free(dp->h_state);
     memset(dp, 0, sizeof *dp);
-    cudaSetDevice(0);
+    if (had) cudaSetDevice(0);
 }
 
 /* Replica r's rows of a state (L,B,H) <-> its own (L,Bl,H). */
