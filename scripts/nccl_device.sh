@@ -128,11 +128,11 @@ if [ "$(elapsed)" -lt 400 ]; then
     grep -h "NCCL\|tokens/s\|laya train:" "$OUT"/train_a.log | tail -4
     echo "== errors: --batch not a multiple of --gpus; --gpus without NCCL"
     # shellcheck disable=SC2086
-    timeout 30 "$BIN/laya" train $common -o "$syn/bad" --batch 255 --gpus 2 2>&1 | tail -1 | tee "$OUT/err_batch.txt"
+    timeout 30 "$BIN/laya" train $common -o "$syn/bad" --batch 255 --gpus 2 --steps 1 2>&1 | tail -1 | tee "$OUT/err_batch.txt"
     # No $LAYA_NCCL_LIB file, no NCCL on the library path, no python3 on PATH.
     # shellcheck disable=SC2086
     env LAYA_NCCL_LIB=/nonexistent LD_LIBRARY_PATH=/usr/local/cuda/lib64:$PWD/.cudabin PATH=/nonexistent \
-        /usr/bin/timeout 60 "$BIN/laya" train $common -o "$syn/bad" --gpus 1 2>&1 | tail -1 | tee "$OUT/err_nccl.txt"
+        /usr/bin/timeout 60 "$BIN/laya" train $common -o "$syn/bad" --gpus 1 --steps 1 2>&1 | tail -1 | tee "$OUT/err_nccl.txt"
 else
     echo "== end-to-end run skipped: $(elapsed) s spent"
 fi
