@@ -29,6 +29,10 @@ static const char USAGE[] =
     "  --device cpu|cuda --cuda-math bf16|tf32|f32   the GPU trainer (a `make cuda` build); bf16\n"
     "                                 (default) runs the GRU recurrences as persistent kernels\n"
     "                                 when H is 192, 384, 576 or 768 and --batch a multiple of 64\n"
+    "  --gpus N                       --device cuda data-parallel on GPUs 0..N-1 of this host: each\n"
+    "                                 takes batch/N streams (--batch a multiple of N), gradients summed\n"
+    "                                 with NCCL (libnccl.so.2 from $LAYA_NCCL_LIB, the library path or\n"
+    "                                 the Python package nvidia-nccl-cu13); same schedule, same files\n"
     "Writes OUTDIR/log.csv, OUTDIR/best.safetensors (best validation loss), OUTDIR/last.ckpt,\n"
     "OUTDIR/loss.png. Ctrl-C stops cleanly after the current step (checkpoint written).\n"
     "The model is unsigned: LAYA_ALLOW_UNSIGNED=1 loads it, or laya sign it with your key.\n";
@@ -113,7 +117,7 @@ static int plot(const char *dir, int n_valid) {
 int cmd_train(int argc, char **argv) {
     train_opts o;
     train_opts_default(&o);
-    int threads = 0, cuda = 0;
+    int threads = 0, cuda = 0, gpus = 0;
     const char *cuda_math_name = "bf16";
     char *valid_list = NULL;
     for (int i = 1; i < argc; i++) {
@@ -155,6 +159,7 @@ int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--eval-every")) o.eval_every = (int)cli_int(a, v, 1, INT_MAX);
         else if (!strcmp(a, "--eval-tokens")) o.eval_tokens = cli_int(a, v, 0, LONG_MAX / 2);
         else if (!strcmp(a, "--seed")) o.seed = (uint64_t)cli_int(a, v, 0, LONG_MAX);
+        else if (!strcmp(a, "--gpus")) gpus = (int)cli_int(a, v, 1, 16);
         else if (!strcmp(a, "--device")) {
             if (strcmp(v, "cpu") && strcmp(v, "cuda")) cli_die("--device: '%s' is not cpu or cuda", v);
             cuda = !strcmp(v, "cuda");
@@ -179,6 +184,9 @@ int cmd_train(int argc, char **argv) {
     if (o.n_valid == 0) cli_die("--valid: no file given");
     if ((o.steps > 0) == (o.time_budget > 0)) cli_die("give exactly one of --steps N and --time-budget SECONDS");
     if (threads) omp_set_num_threads(threads);
+    if (gpus && !cuda) cli_die("--gpus needs --device cuda");
+    if (gpus && o.B % gpus)
+        cli_die("--batch %d is not a multiple of --gpus %d (each GPU takes batch/gpus streams)", o.B, gpus);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -195,11 +203,12 @@ int cmd_train(int argc, char **argv) {
                          : !strcmp(cuda_math_name, "bf16") ? CUDA_MATH_BF16 : CUDA_MATH_TF32;
         char dev[256];
         cuda_device_name(dev, sizeof dev);
-        fprintf(stderr, "laya train: H=%d D=%d L=%d W=%d batch=%d seq=%d, CUDA %s on %s -> %s\n", o.cfg.H, o.cfg.D,
-                o.cfg.L, o.cfg.W, o.B, o.T, cuda_math_name, dev, o.out_dir);
-        st = cuda_train_run(&o, math, progress, &bc, &stop_flag, err, sizeof err);
+        fprintf(stderr, "laya train: H=%d D=%d L=%d W=%d batch=%d seq=%d, CUDA %s on %s%s%.0d -> %s\n", o.cfg.H,
+                o.cfg.D, o.cfg.L, o.cfg.W, o.B, o.T, cuda_math_name, dev, gpus ? " x" : "", gpus, o.out_dir);
+        st = cuda_train_run(&o, math, gpus, progress, &bc, &stop_flag, err, sizeof err);
 #else
         (void)cuda_math_name;
+        (void)gpus;
         cli_die("--device cuda: this laya was built without the CUDA trainer (build it with `make cuda`, "
                 "then run build-cuda/laya)");
 #endif

@@ -79,6 +79,8 @@ static laya_status cerr(cudaError_t e, const char *what, char *err, size_t errle
 
 static cudaStream_t strm(cuda_trainer *ct) { return (cudaStream_t)ct->ctx.stream; }
 
+void cuda_trainer_use(const cuda_trainer *ct) { cudaSetDevice(ct->device); }
+
 laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T, float dropout,
                               cuda_math math, char *err, size_t errlen) {
     memset(ct, 0, sizeof *ct);
@@ -89,6 +91,10 @@ laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T
     if (!(dropout >= 0.0f && dropout < 1.0f))
         return err_set(err, errlen, LAYA_ERR_ARG, "dropout %g outside [0,1)", dropout);
     ct->cfg = *c;
+    if (cudaGetDevice(&ct->device) != cudaSuccess) {
+        cudaGetLastError();
+        ct->device = 0;
+    }
     ct->B = B;
     ct->T = T;
     ct->dropout = dropout;
@@ -144,13 +150,16 @@ laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T
 }
 
 static void drop_graph(cuda_trainer *ct) {
-    if (ct->graph_exec) cudaGraphExecDestroy((cudaGraphExec_t)ct->graph_exec);
-    if (ct->graph) cudaGraphDestroy((cudaGraph_t)ct->graph);
-    ct->graph = ct->graph_exec = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (ct->graph_exec[i]) cudaGraphExecDestroy((cudaGraphExec_t)ct->graph_exec[i]);
+        if (ct->graph[i]) cudaGraphDestroy((cudaGraph_t)ct->graph[i]);
+        ct->graph[i] = ct->graph_exec[i] = NULL;
+    }
     ct->g_slot = -2;
 }
 
 void cuda_trainer_free(cuda_trainer *ct) {
+    if (ct->ctx.stream) cuda_trainer_use(ct);
     drop_graph(ct);
     if (ct->mem) cudaFree(ct->mem);
     if (ct->h_vars) cudaFreeHost(ct->h_vars);
@@ -160,11 +169,13 @@ void cuda_trainer_free(cuda_trainer *ct) {
 }
 
 laya_status cuda_trainer_set_split(cuda_trainer *ct, int split, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     drop_graph(ct);
     return cuda_ctx_set_split(&ct->ctx, split, err, errlen);
 }
 
 laya_status cuda_trainer_set_persist(cuda_trainer *ct, int on, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     drop_graph(ct);
     if (!on) {
         ct->ctx.persist = 0;
@@ -175,6 +186,7 @@ laya_status cuda_trainer_set_persist(cuda_trainer *ct, int on, char *err, size_t
 
 laya_status cuda_trainer_set(cuda_trainer *ct, const float *params, const float *m, const float *v,
                              char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     size_t bytes = ct->P * sizeof(float);
     cudaError_t e = cudaMemcpy(ct->params, params, bytes, cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = m ? cudaMemcpy(ct->m, m, bytes, cudaMemcpyHostToDevice) : cudaMemset(ct->m, 0, bytes);
@@ -184,6 +196,7 @@ laya_status cuda_trainer_set(cuda_trainer *ct, const float *params, const float 
 }
 
 laya_status cuda_trainer_get(cuda_trainer *ct, float *params, float *m, float *v, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     size_t bytes = ct->P * sizeof(float);
     cudaError_t e = cudaStreamSynchronize(strm(ct));
     if (e == cudaSuccess && params) e = cudaMemcpy(params, ct->params, bytes, cudaMemcpyDeviceToHost);
@@ -193,6 +206,7 @@ laya_status cuda_trainer_get(cuda_trainer *ct, float *params, float *m, float *v
 }
 
 laya_status cuda_trainer_get_grads(cuda_trainer *ct, float *grads, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     cudaError_t e = cudaStreamSynchronize(strm(ct));
     if (e == cudaSuccess) e = cudaMemcpy(grads, ct->grads, ct->P * sizeof(float), cudaMemcpyDeviceToHost);
     return cerr(e, "copying gradients from the GPU", err, errlen);
@@ -202,6 +216,7 @@ static size_t state_floats(const cuda_trainer *ct) { return (size_t)ct->cfg.L * 
 
 laya_status cuda_state_set(cuda_trainer *ct, int slot, const float *state, size_t floats, char *err,
                            size_t errlen) {
+    cuda_trainer_use(ct);
     if ((slot != 0 && slot != 1) || floats > state_floats(ct))
         return err_set(err, errlen, LAYA_ERR_ARG, "state slot %d of %zu floats", slot, floats);
     cudaError_t e = cudaStreamSynchronize(strm(ct));
@@ -211,6 +226,7 @@ laya_status cuda_state_set(cuda_trainer *ct, int slot, const float *state, size_
 }
 
 laya_status cuda_state_get(cuda_trainer *ct, int slot, float *state, size_t floats, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     if ((slot != 0 && slot != 1) || floats > state_floats(ct))
         return err_set(err, errlen, LAYA_ERR_ARG, "state slot %d of %zu floats", slot, floats);
     cudaError_t e = cudaStreamSynchronize(strm(ct));
@@ -219,6 +235,7 @@ laya_status cuda_state_get(cuda_trainer *ct, int slot, float *state, size_t floa
 }
 
 laya_status cuda_state_zero(cuda_trainer *ct, int slot, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     if (slot != 0 && slot != 1) return err_set(err, errlen, LAYA_ERR_ARG, "state slot %d", slot);
     return cerr(cudaMemsetAsync(ct->state[slot], 0, state_floats(ct) * sizeof(float), strm(ct)),
                 "clearing the carried state", err, errlen);
@@ -241,8 +258,13 @@ static void mark(cuda_trainer *ct, const char *name, int on) {
 
 static uint64_t layer_salt(uint64_t salt, int l) { return (salt << 4) | (uint64_t)l; }
 
-/* Fills the pinned inputs for toks (nb, T+1) and enqueues their copies. */
-static void stage(cuda_trainer *ct, const int32_t *toks, int nb, int training, uint64_t seed, uint64_t salt) {
+/* Fills the pinned inputs for toks (nb, T+1) and enqueues their copies.
+ * sh (NULL: the whole batch) places the rows in a global batch: the
+ * dropout kernel keys element i of the (N,H) input as key + i, so adding
+ * the element offset of row row0 to the key gives every element the mask
+ * its global index gets on one GPU. */
+static void stage(cuda_trainer *ct, const int32_t *toks, int nb, int training, uint64_t seed, uint64_t salt,
+                  const cuda_shard *sh) {
     int T = ct->T, N = nb * T;
     int64_t cnt = 0;
     for (int b = 0; b < nb; b++)
@@ -256,8 +278,10 @@ static void stage(cuda_trainer *ct, const int32_t *toks, int nb, int training, u
     ct->count = cnt;
     ct->drop_on = training && ct->dropout > 0.0f;
     cuda_embed_index(ct->h_in, N, ct->cfg.V, ct->h_counts, ct->h_eidx);
-    for (int l = 0; l < ct->cfg.L; l++) ct->h_vars->key[l] = cuda_dropout_key(seed, layer_salt(salt, l));
-    ct->h_vars->xent_scale = cnt ? (float)(1.0 / (double)cnt) : 0.0f;
+    ct->scale_count = sh ? sh->count : cnt;
+    uint64_t off = sh ? (uint64_t)sh->row0 * (uint64_t)T * (uint64_t)ct->cfg.H : 0;
+    for (int l = 0; l < ct->cfg.L; l++) ct->h_vars->key[l] = cuda_dropout_key(seed, layer_salt(salt, l)) + off;
+    ct->h_vars->xent_scale = ct->scale_count ? (float)(1.0 / (double)ct->scale_count) : 0.0f;
     cudaStream_t s = strm(ct);
     cudaMemcpyAsync(ct->in, ct->h_in, (size_t)N * sizeof(int32_t), cudaMemcpyHostToDevice, s);
     cudaMemcpyAsync(ct->tgt, ct->h_tgt, (size_t)N * sizeof(int32_t), cudaMemcpyHostToDevice, s);
@@ -367,7 +391,8 @@ laya_status cuda_trainer_forward(cuda_trainer *ct, const int32_t *toks, int nb, 
                                  size_t errlen) {
     if (nb < 1 || nb > ct->B || slot < -1 || slot > 1)
         return err_set(err, errlen, LAYA_ERR_ARG, "forward over %d streams (1..%d), slot %d", nb, ct->B, slot);
-    stage(ct, toks, nb, training, seed, salt);
+    cuda_trainer_use(ct);
+    stage(ct, toks, nb, training, seed, salt, NULL);
     enq_forward(ct, nb, slot, grad, 0);
     cudaMemcpyAsync(ct->h_out, ct->out, sizeof(double), cudaMemcpyDeviceToHost, strm(ct));
     laya_status st = cuda_ctx_sync(&ct->ctx, "CUDA forward", err, errlen);
@@ -378,6 +403,7 @@ laya_status cuda_trainer_forward(cuda_trainer *ct, const int32_t *toks, int nb, 
 }
 
 laya_status cuda_trainer_backward(cuda_trainer *ct, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     enq_backward(ct, 0);
     return cuda_ctx_sync(&ct->ctx, "CUDA backward", err, errlen);
 }
@@ -390,55 +416,99 @@ static void set_adam_vars(cuda_trainer *ct, const train_adamw *o, float lr, int6
     ct->h_vars->adam.clip = clip;
 }
 
-laya_status cuda_trainer_step(cuda_trainer *ct, const int32_t *toks, int slot, uint64_t seed, int64_t step,
-                              const train_adamw *o, float lr, float clip, double *loss, double *norm,
-                              char *err, size_t errlen) {
+/* Captures what enq enqueues on ct's stream into graph k and instantiates
+ * it. On failure nothing is left captured. */
+static laya_status capture(cuda_trainer *ct, int k, void (*enq)(cuda_trainer *, const train_adamw *, int),
+                           const train_adamw *o, int slot, const char *what, char *err, size_t errlen) {
+    cudaStream_t s = strm(ct);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) return cerr(e, "starting CUDA graph capture", err, errlen);
+    enq(ct, o, slot);
+    e = cudaStreamEndCapture(s, &g);
+    if (e != cudaSuccess) return cerr(e, what, err, errlen);
+    laya_status st = cuda_ctx_check(&ct->ctx, what, err, errlen);
+    if (st != LAYA_OK) {
+        cudaGraphDestroy(g);
+        return st;
+    }
+    ct->graph[k] = g;
+    e = cudaGraphInstantiate(&ge, g, 0);
+    if (e != cudaSuccess) {
+        drop_graph(ct);
+        return cerr(e, "instantiating the training-step graph", err, errlen);
+    }
+    ct->graph_exec[k] = ge;
+    return LAYA_OK;
+}
+
+static void enq_fwd_bwd(cuda_trainer *ct, const train_adamw *o, int slot) {
+    (void)o;
+    enq_forward(ct, ct->B, slot, 1, 0);
+    enq_backward(ct, 0);
+}
+
+static void enq_opt_out(cuda_trainer *ct, const train_adamw *o, int slot) {
+    (void)slot;
+    enq_optimizer(ct, o, 0);
+    cudaMemcpyAsync(ct->h_out, ct->out, 2 * sizeof(double), cudaMemcpyDeviceToHost, strm(ct));
+}
+
+laya_status cuda_trainer_step_launch(cuda_trainer *ct, const int32_t *toks, int slot, uint64_t seed, int64_t step,
+                                     const train_adamw *o, float lr, float clip, const cuda_shard *sh, char *err,
+                                     size_t errlen) {
     if (slot != CUDA_SLOT_NONE && slot != CUDA_SLOT_TRAIN)
         return err_set(err, errlen, LAYA_ERR_ARG, "a training step carries slot %d", slot);
+    cuda_trainer_use(ct);
     set_adam_vars(ct, o, lr, step + 1, clip);
-    stage(ct, toks, ct->B, 1, seed, (uint64_t)step);
-    cudaStream_t s = strm(ct);
+    /* The copies stage() enqueues run before the graphs, outside them. */
+    stage(ct, toks, ct->B, 1, seed, (uint64_t)step, sh);
     laya_status st;
-    if (!ct->graph_exec || ct->g_slot != slot || memcmp(&ct->g_adam, o, sizeof *o) != 0) {
+    if (!ct->graph_exec[0] || ct->g_slot != slot || memcmp(&ct->g_adam, o, sizeof *o) != 0) {
         drop_graph(ct);
-        /* Capture: the copies stage() enqueued run before, outside it. */
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-        if (e != cudaSuccess) return cerr(e, "starting CUDA graph capture", err, errlen);
-        enq_forward(ct, ct->B, slot, 1, 0);
-        enq_backward(ct, 0);
-        enq_optimizer(ct, o, 0);
-        cudaMemcpyAsync(ct->h_out, ct->out, 2 * sizeof(double), cudaMemcpyDeviceToHost, s);
-        e = cudaStreamEndCapture(s, &g);
-        if (e != cudaSuccess) return cerr(e, "capturing the training step", err, errlen);
-        if ((st = cuda_ctx_check(&ct->ctx, "capturing the training step", err, errlen)) != LAYA_OK) {
-            cudaGraphDestroy(g);
+        if ((st = capture(ct, 0, enq_fwd_bwd, o, slot, "capturing the forward and backward", err, errlen)) !=
+                LAYA_OK ||
+            (st = capture(ct, 1, enq_opt_out, o, slot, "capturing the optimizer", err, errlen)) != LAYA_OK)
             return st;
-        }
-        ct->graph = g;
-        e = cudaGraphInstantiate(&ge, g, 0);
-        if (e != cudaSuccess) {
-            drop_graph(ct);
-            return cerr(e, "instantiating the training-step graph", err, errlen);
-        }
-        ct->graph_exec = ge;
         ct->g_slot = slot;
         ct->g_adam = *o;
     }
-    cudaError_t e = cudaGraphLaunch((cudaGraphExec_t)ct->graph_exec, s);
-    if (e != cudaSuccess) return cerr(e, "launching the training step", err, errlen);
-    if ((st = cuda_ctx_sync(&ct->ctx, "CUDA training step", err, errlen)) != LAYA_OK) return st;
+    return cerr(cudaGraphLaunch((cudaGraphExec_t)ct->graph_exec[0], strm(ct)), "launching the training step", err,
+                errlen);
+}
+
+laya_status cuda_trainer_step_apply(cuda_trainer *ct, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
+    if (!ct->graph_exec[1]) return err_set(err, errlen, LAYA_ERR_ARG, "step_apply without step_launch");
+    return cerr(cudaGraphLaunch((cudaGraphExec_t)ct->graph_exec[1], strm(ct)), "launching the optimizer", err,
+                errlen);
+}
+
+laya_status cuda_trainer_step_finish(cuda_trainer *ct, double *loss, double *norm, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
+    laya_status st = cuda_ctx_sync(&ct->ctx, "CUDA training step", err, errlen);
+    if (st != LAYA_OK) return st;
     ct->loss_sum = ct->h_out[0];
-    *loss = ct->count ? ct->loss_sum / (double)ct->count : 0.0;
+    *loss = ct->scale_count ? ct->loss_sum / (double)ct->scale_count : 0.0;
     if (norm) *norm = ct->h_out[1];
     return LAYA_OK;
 }
 
+laya_status cuda_trainer_step(cuda_trainer *ct, const int32_t *toks, int slot, uint64_t seed, int64_t step,
+                              const train_adamw *o, float lr, float clip, double *loss, double *norm,
+                              char *err, size_t errlen) {
+    laya_status st = cuda_trainer_step_launch(ct, toks, slot, seed, step, o, lr, clip, NULL, err, errlen);
+    if (st == LAYA_OK) st = cuda_trainer_step_apply(ct, err, errlen);
+    if (st == LAYA_OK) st = cuda_trainer_step_finish(ct, loss, norm, err, errlen);
+    return st;
+}
+
 laya_status cuda_trainer_profile(cuda_trainer *ct, const int32_t *toks, char *err, size_t errlen) {
+    cuda_trainer_use(ct);
     train_adamw o = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = 0.1f};
     set_adam_vars(ct, &o, 1e-3f, 1, 1.0f);
-    stage(ct, toks, ct->B, 1, 1, 1);
+    stage(ct, toks, ct->B, 1, 1, 1, NULL);
     ct->prof_n = 0;
     enq_forward(ct, ct->B, CUDA_SLOT_TRAIN, 1, 1);
     enq_backward(ct, 1);
@@ -465,6 +535,7 @@ laya_status cuda_trainer_profile(cuda_trainer *ct, const int32_t *toks, char *er
 }
 
 void cuda_trainer_poison(cuda_trainer *ct) {
+    cuda_trainer_use(ct);
     /* Everything after the four parameter-sized arrays and the two state
      * slots is activation or scratch. */
     char *from = (char *)ct->lc[0].xin, *to = (char *)ct->in;

@@ -39,10 +39,20 @@ typedef struct {
     cuda_adam_vars adam;
 } cuda_step_vars;
 
+/* A replica's share of a data-parallel step (cuda_dp.h): its streams are
+ * rows [row0, row0 + nb) of a global batch whose counted targets are
+ * count, so the cross-entropy scale is 1/count (not 1/its own count) and
+ * the dropout masks are those the global row indices get on one GPU. */
+typedef struct {
+    int row0;
+    int64_t count;
+} cuda_shard;
+
 typedef struct {
     model_cfg cfg;
     int B, T;
     float dropout;
+    int device;                      /* the CUDA device it lives on (current at init) */
     cuda_ctx ctx;
     size_t P;                        /* model_n_params */
     /* device */
@@ -65,10 +75,13 @@ typedef struct {
     double *h_out;
     /* the last forward */
     int nb, drop_on;
-    int64_t count;
+    int64_t count;                   /* targets counted in these streams */
+    int64_t scale_count;             /* the loss's denominator: count, or the shard's global count */
     double loss_sum;
-    /* the captured training step and what it was captured for */
-    void *graph, *graph_exec;
+    /* the captured training step, in two graphs (forward + backward, then
+     * clipping + AdamW: a data-parallel step sums the gradients between
+     * them), and what they were captured for */
+    void *graph[2], *graph_exec[2];
     int g_slot;
     train_adamw g_adam;
     /* profiling (cuda_trainer_profile) */
@@ -128,6 +141,24 @@ laya_status cuda_trainer_step(cuda_trainer *ct, const int32_t *toks, int slot, u
                               const train_adamw *o, float lr, float clip, double *loss, double *norm,
                               char *err, size_t errlen);
 
+/* cuda_trainer_step in three calls, for data parallelism (cuda_dp.c):
+ * step_launch stages toks (B, T+1) and enqueues forward + backward (no
+ * wait); sh (NULL: these rows are the whole batch) places them in a global
+ * batch. Between launch and apply the caller may enqueue on ct->ctx.stream
+ * a sum of ct->grads (P floats) and ct->out[0] (the loss sum, one double)
+ * over the replicas. step_apply enqueues clipping + AdamW and the copy of
+ * the loss and norm to the host (no wait); step_finish waits and reports
+ * them (*loss: the loss sum over sh->count, or the mean of this batch). */
+laya_status cuda_trainer_step_launch(cuda_trainer *ct, const int32_t *toks, int slot, uint64_t seed, int64_t step,
+                                     const train_adamw *o, float lr, float clip, const cuda_shard *sh, char *err,
+                                     size_t errlen);
+laya_status cuda_trainer_step_apply(cuda_trainer *ct, char *err, size_t errlen);
+laya_status cuda_trainer_step_finish(cuda_trainer *ct, double *loss, double *norm, char *err, size_t errlen);
+
+/* Makes ct's device the current one (every cuda_trainer_* call does it
+ * itself; other CUDA calls on ct's memory need it). */
+void cuda_trainer_use(const cuda_trainer *ct);
+
 /* Runs one step's forward, backward and optimizer without the graph, with
  * an event between phases, and prints the table of milliseconds per phase
  * to stdout (for bench/cuda). Changes the parameters like a step. */
@@ -139,8 +170,10 @@ void cuda_trainer_poison(cuda_trainer *ct);
 
 /* The loop behind `laya train --device cuda`: train_run's contract
  * (train.h), the same files (log.csv, best.safetensors, last.ckpt in the
- * CPU trainer's format) and schedule, on the GPU. */
-laya_status cuda_train_run(const train_opts *o, cuda_math math, train_progress_fn fn, void *ctx,
+ * CPU trainer's format) and schedule, on the GPU. gpus 0: one GPU (device
+ * 0), no NCCL; gpus N >= 1: data parallel over devices 0..N-1 through NCCL
+ * (cuda_dp.h; o->B must be a multiple of N). */
+laya_status cuda_train_run(const train_opts *o, cuda_math math, int gpus, train_progress_fn fn, void *ctx,
                            volatile int *stop, char *err, size_t errlen);
 
 #endif
