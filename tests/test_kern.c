@@ -131,7 +131,89 @@ static void check_isa(const char *name) {
     CHECKF(!compare(t, QT_F16, 1023, 1023, why, sizeof why), "%s", why);
 }
 
+/* Within one table, a row's value must not depend on which kernel computed
+ * it: matvec (rows in fours, the rest one by one), matmat (vectors in fours,
+ * the rest one by one) and dot_rows (asked rows in fours) give the same bits
+ * for the same row and vector. The search computes a node's logits with
+ * whichever fits (a full row, the allowed ids, a batch of nodes), and its
+ * suggestions must not depend on that (tests/test_engine_suggest.c:
+ * pruning is exact). Returns 0, or 1 with a reason. */
+static int consistent(const kern_table *t, qtype ty, int R, int C, char *why, size_t whylen) {
+    void *buf;
+    qmat w = make_mat(ty, R, C, &buf);
+    enum { NV = 7 };
+    float *x = malloc((size_t)NV * C * sizeof *x);
+    float *yv = malloc((size_t)NV * R * sizeof *yv), *ym = malloc((size_t)NV * R * sizeof *ym);
+    float *yd = malloc((size_t)R * sizeof *yd);
+    int32_t *rows = malloc((size_t)R * sizeof *rows);
+    int bad = 0;
+    for (int i = 0; i < NV * C; i++) x[i] = frand();
+    for (int i = 0; i < NV; i++) t->matvec(&w, x + (size_t)i * C, yv + (size_t)i * R);
+    t->matmat(&w, x, NV, ym);
+    for (int r = 0; r < R; r++) rows[r] = R - 1 - r;  /* reversed: every row in another group of four */
+    t->dot_rows(&w, rows, R, x, yd);
+    for (int i = 0; i < NV * R && !bad; i++)
+        if (memcmp(&yv[i], &ym[i], sizeof(float))) {
+            snprintf(why, whylen, "%s type %d R=%d C=%d: matvec %.9g, matmat %.9g (vector %d row %d)", t->name, ty,
+                     R, C, yv[i], ym[i], i / R, i % R);
+            bad = 1;
+        }
+    for (int r = 0; r < R && !bad; r++)
+        if (memcmp(&yd[r], &yv[rows[r]], sizeof(float))) {
+            snprintf(why, whylen, "%s type %d R=%d C=%d: dot_rows %.9g, matvec %.9g (row %d)", t->name, ty, R, C,
+                     yd[r], yv[rows[r]], rows[r]);
+            bad = 1;
+        }
+    free(buf), free(x), free(yv), free(ym), free(yd), free(rows);
+    return bad;
+}
+
+static void check_consistent(const kern_table *t) {
+    char why[256];
+    for (int ty = QT_F32; ty <= QT_F16; ty++)
+        for (int i = 0; i < N_SIZES; i++)
+            for (int j = 0; j < N_SIZES; j++) {
+                int R = sizes[i], C = sizes[j];
+                if ((long)R * C > 255 * 1023) continue;
+                CHECKF(!consistent(t, (qtype)ty, R, C, why, sizeof why), "%s", why);
+            }
+}
+
 TEST(kern_avx2_matches_ref) { check_isa("avx2"); }
+TEST(kern_avx2_kernels_agree_per_row) {
+    const kern_table *t = kern_by_name("avx2");
+    if (!t) SKIP("this CPU lacks the instruction set");
+    check_consistent(t);
+}
+TEST(kern_avx512_kernels_agree_per_row) {
+    const kern_table *t = kern_by_name("avx512");
+    if (!t) SKIP("this CPU lacks the instruction set");
+    check_consistent(t);
+}
+
+/* The check above fails on a table whose dot1 sums in two chains (as the
+ * AVX2 and AVX-512 dot1 did before 2026-12-04): a dot_rows that computes
+ * every row alone with such a sum disagrees with matvec's groups of four. */
+static float dot1_two_chains(const qmat *w, int32_t r, const float *x) {
+    float *row = malloc((size_t)w->cols * sizeof *row);
+    kern_row_f32(w, r, row);
+    float a[2] = {0, 0};
+    for (int c = 0; c < w->cols; c++) a[(c / 8) & 1] = fmaf(row[c], x[c], a[(c / 8) & 1]);
+    free(row);
+    return a[0] + a[1];
+}
+static void dot_rows_two_chains(const qmat *w, const int32_t *rows, int n, const float *x, float *y) {
+    for (int i = 0; i < n; i++) y[i] = dot1_two_chains(w, rows[i], x);
+}
+TEST(kern_agreement_checker_catches_two_chains) {
+    const kern_table *t = kern_by_name("avx2");
+    if (!t) t = kern_by_name("ref");
+    kern_table broken = *t;
+    broken.dot_rows = dot_rows_two_chains;
+    char why[256];
+    CHECK(consistent(&broken, QT_F32, 17, 255, why, sizeof why) == 1);
+    printf("    caught: %s\n", why);
+}
 TEST(kern_avx512_matches_ref) { check_isa("avx512"); }
 
 /* The reference matvec with a deliberate off-by-one: the last column of any

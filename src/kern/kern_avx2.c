@@ -76,18 +76,21 @@ INLINE void dot4(const void *p0, const void *p1, const void *p2, const void *p3,
     out[3] = hsum(a3);
 }
 
+/* One row . x with the very operations of one lane of dot4 and row4 (one
+ * FMA chain, then the tail, then hsum): a row gives the same bits whichever
+ * of the three computes it, so matvec, matmat and dot_rows agree bit for
+ * bit and the search's result does not depend on how its rows were
+ * batched (tests/test_engine_suggest.c, pruning). A second chain would be
+ * faster for one long row, but dot1 only takes the rows and vectors left
+ * over from the groups of four. */
 INLINE float dot1(const void *p, const float *x, int64_t C, int f16) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    __m256 a0 = _mm256_setzero_ps();
     int64_t c = 0;
-    for (; c + 16 <= C; c += 16) {
-        a0 = _mm256_fmadd_ps(ldw(p, c, f16), _mm256_loadu_ps(x + c), a0);
-        a1 = _mm256_fmadd_ps(ldw(p, c + 8, f16), _mm256_loadu_ps(x + c + 8), a1);
-    }
     for (; c + 8 <= C; c += 8)
         a0 = _mm256_fmadd_ps(ldw(p, c, f16), _mm256_loadu_ps(x + c), a0);
     if (c < C)
-        a1 = _mm256_fmadd_ps(ldw_tail(p, c, C - c, f16), ldx_tail(x, c, C - c), a1);
-    return hsum(_mm256_add_ps(a0, a1));
+        a0 = _mm256_fmadd_ps(ldw_tail(p, c, C - c, f16), ldx_tail(x, c, C - c), a0);
+    return hsum(a0);
 }
 
 /* One row against four vectors: each weight is loaded (and converted) once

@@ -54,21 +54,19 @@ INLINE void dot4(const void *p0, const void *p1, const void *p2, const void *p3,
     out[3] = _mm512_reduce_add_ps(a3);
 }
 
+/* One row . x with the very operations of one lane of dot4 and row4 (see
+ * kern_avx2.c's dot1: the three kernels agree bit for bit). */
 INLINE float dot1(const void *p, const float *x, int64_t C, int f16) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    __m512 a0 = _mm512_setzero_ps();
     const __mmask16 all = 0xFFFF;
     int64_t c = 0;
-    for (; c + 32 <= C; c += 32) {
-        a0 = _mm512_fmadd_ps(ldw(p, c, all, f16), _mm512_loadu_ps(x + c), a0);
-        a1 = _mm512_fmadd_ps(ldw(p, c + 16, all, f16), _mm512_loadu_ps(x + c + 16), a1);
-    }
     for (; c + 16 <= C; c += 16)
         a0 = _mm512_fmadd_ps(ldw(p, c, all, f16), _mm512_loadu_ps(x + c), a0);
     if (c < C) {
         __mmask16 m = tail_mask(C);
-        a1 = _mm512_fmadd_ps(ldw(p, c, m, f16), _mm512_maskz_loadu_ps(m, x + c), a1);
+        a0 = _mm512_fmadd_ps(ldw(p, c, m, f16), _mm512_maskz_loadu_ps(m, x + c), a0);
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    return _mm512_reduce_add_ps(a0);
 }
 
 /* One row against four vectors: each weight is loaded (and converted) once
