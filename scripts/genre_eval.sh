@@ -7,6 +7,10 @@
 # for Chinese) with the model alone (no learning), and bits per UTF-8 byte over
 # the whole file (scripts/bpb.py).
 #   sh scripts/genre_eval.sh MODEL [NAME]     prints a table; JSON under $OUT/NAME
+#   ENGINE="CMD" LANGS=en sh scripts/genre_eval.sh - NAME
+#                                     a peer (laya eval --engine CMD) on the
+#                                     splits of LANGS (en, zh or "en zh"); no
+#                                     bits per byte (peers do not score)
 #   LAYA (build/laya)  CHARS (4000)  ZH_CHARS (2000)  OUT (build/genre_eval)
 #   CORPUS (data/corpus: the folder of `make corpus` whose splits are read)
 # A model that is not signed by a trusted key is evaluated with
@@ -14,6 +18,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 MODEL=${1:?usage: genre_eval.sh MODEL [NAME]}
+ENGINE=${ENGINE:-}
+LANGS=${LANGS:-en zh}
 NAME=${2:-$(basename "$MODEL" .safetensors)}
 LAYA=${LAYA:-build/laya}
 CHARS=${CHARS:-4000}
@@ -23,18 +29,24 @@ CORPUS=${CORPUS:-data/corpus}
 mkdir -p "$OUT"
 [ -d data/eval ] || python3 scripts/corpus/everyday.py
 set --
-for f in "$CORPUS"/en/valid.txt "$CORPUS"/en/valid-*.txt data/eval/en-*.txt \
-         "$CORPUS"/zh/valid.txt "$CORPUS"/zh/valid-*.txt data/eval/zh-*.txt; do
-    [ -s "$f" ] && set -- "$@" "$f"
+for l in $LANGS; do
+    for f in "$CORPUS/$l/valid.txt" "$CORPUS/$l"/valid-*.txt data/eval/"$l"-*.txt; do
+        [ -s "$f" ] && set -- "$@" "$f"
+    done
 done
 [ $# -gt 0 ] || { echo "genre_eval: no split found (make corpus)" >&2; exit 1; }
 for f in "$@"; do
     lang=$(basename "$(dirname "$f")"); n=$CHARS
     case "$f" in data/eval/zh-*|"$CORPUS"/zh/*) lang=zh; n=$ZH_CHARS ;; *) lang=en ;; esac
     tag=$(echo "$f" | sed 's|^data/||; s|/|_|g; s|\.txt$||')
-    "$LAYA" eval "$f" --model "$MODEL" --max-chars "$n" --k 3 --lang "$lang" --json >"$OUT/$tag.json"
+    if [ -n "$ENGINE" ]; then
+        "$LAYA" eval "$f" --engine "$ENGINE" --max-chars "$n" --k 3 --lang "$lang" --json >"$OUT/$tag.json"
+    else
+        "$LAYA" eval "$f" --model "$MODEL" --max-chars "$n" --k 3 --lang "$lang" --json >"$OUT/$tag.json"
+    fi
 done
-LAYA=$LAYA python3 scripts/bpb.py "$MODEL" "$@" >"$OUT/bpb.txt"
+: >"$OUT/bpb.txt"
+[ -n "$ENGINE" ] || LAYA=$LAYA python3 scripts/bpb.py "$MODEL" "$@" >"$OUT/bpb.txt"
 python3 - "$OUT" "$@" <<'PY'
 import json, os, re, sys
 out, files = sys.argv[1], sys.argv[2:]
