@@ -1180,10 +1180,12 @@ def game_clean(s, lang='en'):
         if lang == 'zh' or not before or not after or before[-1] in _EDGE or after[0] in _EDGE:
             return ''                 # an action between sentences: "*bzzt* Hello."
         return m.group(1)             # emphasis inside one: "it *is* late"
-    s = re.sub(r'\s+', ' ', _EMOTE.sub(emote, s)).strip()
+    t = _EMOTE.sub(emote, s)
+    if t != s:                        # close the gap an emote leaves
+        s = re.sub(r'\s+', ' ', t).strip()
     if lang == 'zh':
         s = _HAN_ASCII.sub(lambda m: _FULLWIDTH[m.group(1)], s)
-        s = re.sub(r'(?<=[\uff0c\u3002\uff01\uff1f\uff1b\uff1a]) (?=[\u3400-\u9fff])', '', s)
+        s = re.sub(r'(?<=[\uff0c\u3002\uff01\uff1f\uff1b\uff1a\u2026]) (?=[\u3400-\u9fff])', '', s)
     return s
 
 
@@ -1310,7 +1312,8 @@ def endless_sky(path, select='dialogue', **_):
             elif ancestors[-1:] in (['description'], ['spaceport']):
                 kind = 'descriptions'
         if kind == select and text:
-            r = game_clean(_fill(text.strip(), _ES_FILL))
+            r = _fill(text.strip(), _ES_FILL)
+            r = game_clean(r) if r else r
             if r:
                 out.append(r)
     return out

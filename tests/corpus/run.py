@@ -452,6 +452,46 @@ def clean_line_normalizes_and_drops_code_markup_tables():
 
 
 @test
+def game_clean_drops_emotes_and_types_chinese_punctuation():
+    # an action between sentences goes, emphasis inside one keeps its word
+    eq(X.game_clean('*bzzt* Hello there. *wink*'), 'Hello there.')
+    eq(X.game_clean('Fine. *sigh* Go on.'), 'Fine. Go on.')
+    eq(X.game_clean('It *is* late, 3*4*5.'), 'It is late, 3*4*5.')
+    eq(X.game_clean('*static*'), '')
+    eq(X.game_clean('Yes.  Can you help me?'), 'Yes.  Can you help me?')   # untouched without an emote
+    # Chinese: emotes go wherever they stand; ASCII marks after Han turn full-width
+    eq(X.game_clean('*为您效劳*谢谢你的帮助.', 'zh'), '谢谢你的帮助。')
+    eq(X.game_clean('好的... 我们走吧!你呢?', 'zh'), '好的……我们走吧！你呢？')
+    eq(X.game_clean('烹饪: 3级, 版本 1.5 见 http://x.y', 'zh'), '烹饪： 3级，版本 1.5 见 http://x.y')
+    eq(X.game_clean('Hello, world.', 'zh'), 'Hello, world.')    # no Han before the mark
+
+
+@test
+def libime_phrases_are_sampled_deterministically():
+    lm = '/usr/lib/x86_64-linux-gnu/libime/zh_CN.lm'
+    if not os.path.exists(lm) or not os.path.exists(lm + '.predict'):
+        print('  skipped: libime-data-language-model is not installed')
+        return
+    with tempfile.TemporaryDirectory() as d:
+        # the sampler is built beside the model it reads: a copy in a
+        # throw-away folder keeps the system's folder clean
+        for f in (lm, lm + '.predict'):
+            shutil.copy(f, d)
+        a = X.libime_lm(os.path.join(d, 'zh_CN.lm'), bytes=4000, seed=7)
+        b = X.libime_lm(os.path.join(d, 'zh_CN.lm'), bytes=4000, seed=7)
+        c = X.libime_lm(os.path.join(d, 'zh_CN.lm'), bytes=4000, seed=8)
+    eq(a, b)
+    if a == c:
+        raise AssertionError('another seed gave the same phrases')
+    n = sum(len(p.encode('utf-8')) + 1 for p in a)
+    if not 4000 <= n < 4000 + 200:
+        raise AssertionError('%d bytes for 4000 asked' % n)
+    for p in a:
+        if not p or any(not ('\u3400' <= ch <= '\u9fff' or ch.isalnum()) for ch in p):
+            raise AssertionError('not a phrase of words: %r' % p)
+
+
+@test
 def opencc_traditional_to_simplified():
     eq(B.opencc_t2s('舉頭望明月，低頭思故鄉。\n', 'test'), '举头望明月，低头思故乡。\n')
 
