@@ -117,9 +117,11 @@ $(PRESAGE_ADAPTER): peers/presage/laya-presage.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -lpresage -ljansson
 
 # libime's headers include fcitx5's (libfcitx5utils-dev, which libimecore-dev
-# does not pull in); its model lives under the multiarch library directory.
+# does not pull in) and, in lattice.h (the adapter builds its own word
+# states for the learning model), Boost's (libboost-dev, not pulled in
+# either); its model lives under the multiarch library directory.
 LIBIME_ADAPTER = peers/libime/laya-libime
-LIBIME_DEPS    = libimecore-dev libfcitx5utils-dev libime-data-language-model
+LIBIME_DEPS    = libimecore-dev libfcitx5utils-dev libime-data-language-model libboost-dev
 LIBIME_LM      = /usr/lib/$(shell $(CXX) -print-multiarch)/libime/zh_CN.lm
 $(LIBIME_ADAPTER): peers/libime/laya-libime.cc
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -I/usr/include/LibIME \

@@ -6,14 +6,15 @@
 set -eu
 build="build-essential pkg-config libjansson-dev libsodium-dev libsqlite3-dev python3 gnuplot-nox"
 # corpus extractor tests convert Traditional Chinese; the Presage and libime
-# peer tests (libime's headers need fcitx5's); the IBus engine and its
+# peer tests (libime's headers need fcitx5's, and its lattice header, which
+# the learning adapter uses, Boost's); the IBus engine and its
 # end-to-end test under Xvfb; the fcitx5 addon (core and module headers) and
 # its end-to-end test (fcitx5 with pinyin, the GTK3 IM module, xwininfo, a
 # font with Chinese characters for the screenshot); GTK 3's headers for the
 # settings window (laya-settings); tmux runs the terminal demo's screen
 # test; groff checks the manual.
 tests="opencc presage libpresage-dev libpresage-data
-       libimecore-dev libfcitx5utils-dev libime-data-language-model
+       libimecore-dev libfcitx5utils-dev libime-data-language-model libboost-dev
        libibus-1.0-dev ibus ibus-gtk3 xvfb xauth xdotool x11-utils imagemagick dbus dbus-x11
        dconf-gsettings-backend libglib2.0-bin python3-gi gir1.2-gtk-3.0 gir1.2-ibus-1.0
        libfcitx5core-dev fcitx5-modules-dev fcitx5 fcitx5-chinese-addons fcitx5-frontend-gtk3

@@ -3,7 +3,7 @@
  * docs/PROTOCOL.md, so `laya eval --engine` measures its word prediction
  * with the same harness and the same simulated typist as Laya.
  *
- *   laya-libime [--lm FILE] [--predict FILE]
+ *   laya-libime [--static] [--lm FILE] [--predict FILE]
  *
  * libime predicts the next word from the words committed so far: the
  * prediction table (<model>.predict: at most 15 followers per word) proposes,
@@ -26,10 +26,28 @@
  * draw from the whole table entry (POOL), not libime's first 2k trie entries
  * that predict(.., k) would rank. "us" is the time of the predict() calls
  * only, in microseconds (segmenting is the adapter's stand-in for the IME's
- * commit history). Nothing learns: no user history, so sessions, commit,
- * reset and feedback only need an {"ok":true}; score is not supported. */
+ * commit history).
+ *
+ * Learning (the default), as fcitx5's pinyin engine does it: the model is a
+ * libime::UserLanguageModel, the static model mixed with a HistoryBigram of
+ * what the user committed (history weight 0.3, libime's default), and the
+ * prediction also draws candidates from that history (the words that
+ * followed the last word there). {"op":"commit"} text is cut into its Han
+ * runs, each run into words as above, and each run is added to the history
+ * as one sentence, as fcitx5 adds each committed sentence. The history
+ * lives in this process only: it starts empty, is never read from or
+ * written to a file (not the user's ~/.local/share/fcitx5 either) and ends
+ * with the process. reset ends a session, not the history. Words stay
+ * those of the model's vocabulary: a name the model does not know is
+ * learned character by character (fcitx5 would also learn it into its
+ * pinyin user dictionary, which prediction does not use).
+ * --static: the static model alone, as before learning existed; commit is
+ * acknowledged and ignored. score is not supported. */
+#include <libime/core/historybigram.h>
 #include <libime/core/languagemodel.h>
+#include <libime/core/lattice.h>
 #include <libime/core/prediction.h>
+#include <libime/core/userlanguagemodel.h>
 
 #include <errno.h>
 #include <jansson.h>
@@ -93,9 +111,22 @@ size_t char_before(std::string_view s, size_t end, unsigned *cp) {
     return i;
 }
 
-/* The trailing Han run of ctx (its last TAIL_CHARS characters) cut into
- * words by forward maximum matching over the model's vocabulary. */
-std::vector<std::string> segment(const libime::LanguageModel &lm, std::string_view ctx) {
+/* s[at[0]..at[n]) cut into words by forward maximum matching over the
+ * model's vocabulary; at holds the n + 1 character boundaries. */
+std::vector<std::string> cut(const libime::LanguageModelBase &lm, std::string_view s,
+                             const std::vector<size_t> &at) {
+    std::vector<std::string> words;
+    for (size_t i = 0, n = at.size() - 1; i < n;) {
+        size_t len = std::min(MAX_WORD_CHARS, n - i);
+        while (len > 1 && lm.index(s.substr(at[i], at[i + len] - at[i])) == lm.unknown()) len--;
+        words.emplace_back(s.substr(at[i], at[i + len] - at[i]));
+        i += len;
+    }
+    return words;
+}
+
+/* The trailing Han run of ctx (its last TAIL_CHARS characters) in words. */
+std::vector<std::string> segment(const libime::LanguageModelBase &lm, std::string_view ctx) {
     std::vector<size_t> at{ctx.size()};   /* character starts, last first */
     unsigned cp;
     for (size_t end = ctx.size(); end > 0 && at.size() <= TAIL_CHARS;) {
@@ -104,17 +135,54 @@ std::vector<std::string> segment(const libime::LanguageModel &lm, std::string_vi
         at.push_back(end = i);
     }
     std::reverse(at.begin(), at.end());
-    std::vector<std::string> words;
-    for (size_t i = 0, n = at.size() - 1; i < n;) {
-        size_t len = std::min(MAX_WORD_CHARS, n - i);
-        while (len > 1 && lm.index(ctx.substr(at[i], at[i + len] - at[i])) == lm.unknown()) len--;
-        words.emplace_back(ctx.substr(at[i], at[i + len] - at[i]));
-        i += len;
-    }
-    return words;
+    return cut(lm, ctx, at);
 }
 
-void suggest(const libime::LanguageModel &lm, libime::Prediction &pred, std::string_view ctx,
+/* Every Han run of a committed text, in words, into the history (see the
+ * top of the file). Returns the number of sentences added. */
+size_t learn(libime::UserLanguageModel &ulm, std::string_view text) {
+    size_t added = 0;
+    std::vector<size_t> at;
+    auto flush = [&](size_t end) {
+        if (!at.empty()) {
+            at.push_back(end);
+            ulm.history().add(cut(ulm, text, at));
+            added++;
+            at.clear();
+        }
+    };
+    for (size_t i = 0; i < text.size();) {   /* valid UTF-8: jansson checked it */
+        unsigned char b = (unsigned char)text[i];
+        size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        unsigned cp;
+        char_before(text, std::min(i + len, text.size()), &cp);
+        if (is_han(cp)) at.push_back(i);
+        else flush(i);
+        i += len;
+    }
+    flush(text.size());
+    return added;
+}
+
+/* pred.predict(words, n), with the words' state built here: libime 1.0.16's
+ * Prediction::predict(sentence) keeps its WordNodes in a vector that grows
+ * while a UserLanguageModel state points at the previous node (a read of
+ * freed memory that valgrind reports on every prediction after two words
+ * or more; fixed upstream by reserving the vector). */
+std::vector<std::string> predict(const libime::LanguageModelBase &lm, libime::Prediction &pred,
+                                 const std::vector<std::string> &words, size_t n) {
+    std::vector<libime::WordNode> nodes;
+    nodes.reserve(words.size());
+    libime::State state = lm.nullState(), next;
+    for (const std::string &w : words) {
+        nodes.emplace_back(w, lm.index(w));
+        lm.score(state, nodes.back(), next);
+        state = next;
+    }
+    return pred.predict(state, words, n);
+}
+
+void suggest(const libime::LanguageModelBase &lm, libime::Prediction &pred, std::string_view ctx,
              size_t k) {
     std::vector<std::string> words = segment(lm, ctx), out;
     auto add = [&](std::string s) {
@@ -126,7 +194,7 @@ void suggest(const libime::LanguageModel &lm, libime::Prediction &pred, std::str
         std::string part = std::move(words.back());
         words.pop_back();
         double t0 = now_us();
-        std::vector<std::string> cands = pred.predict(words, POOL);
+        std::vector<std::string> cands = predict(lm, pred, words, POOL);
         us += now_us() - t0;
         for (const std::string &w : cands)
             if (w.size() > part.size() && !w.compare(0, part.size(), part)) add(w.substr(part.size()));
@@ -134,7 +202,7 @@ void suggest(const libime::LanguageModel &lm, libime::Prediction &pred, std::str
     }
     if (!words.empty()) {      /* (b) */
         double t0 = now_us();
-        std::vector<std::string> cands = pred.predict(words, POOL);
+        std::vector<std::string> cands = predict(lm, pred, words, POOL);
         us += now_us() - t0;
         for (const std::string &w : cands) add(w);
     }
@@ -178,8 +246,9 @@ std::shared_ptr<const libime::StaticLanguageModelFile> load(const std::string &l
 }
 
 void usage(FILE *f) {
-    fprintf(f, "usage: laya-libime [--lm FILE] [--predict FILE]\n"
+    fprintf(f, "usage: laya-libime [--static] [--lm FILE] [--predict FILE]\n"
                "JSON lines on stdin/stdout (docs/PROTOCOL.md) over libime's word prediction.\n"
+               "  --static        the static model only: commits are not learned\n"
                "  --lm FILE       language model (default %s)\n"
                "  --predict FILE  prediction table (default: the model's path + .predict)\n",
             LAYA_LIBIME_LM);
@@ -189,8 +258,10 @@ void usage(FILE *f) {
 
 int main(int argc, char **argv) {
     std::string lm_path = LAYA_LIBIME_LM, predict_path;
+    bool is_static = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--lm") && i + 1 < argc) lm_path = argv[++i];
+        if (!strcmp(argv[i], "--static")) is_static = true;
+        else if (!strcmp(argv[i], "--lm") && i + 1 < argc) lm_path = argv[++i];
         else if (!strcmp(argv[i], "--predict") && i + 1 < argc) predict_path = argv[++i];
         else if (!strcmp(argv[i], "--help")) { usage(stdout); return 0; }
         else { usage(stderr); return 2; }
@@ -215,9 +286,14 @@ int main(int argc, char **argv) {
                 predict_path.c_str());
         return 2;
     }
-    libime::LanguageModel lm(file);
+    /* learning: the user model and its history; static: the model alone */
+    libime::UserLanguageModel ulm(file);
+    libime::LanguageModel slm(file);
+    const libime::LanguageModelBase &lm = is_static ? (const libime::LanguageModelBase &)slm : ulm;
     libime::Prediction pred;
-    pred.setLanguageModel(&lm);
+    if (is_static) pred.setLanguageModel(&slm);
+    else pred.setUserLanguageModel(&ulm);
+    size_t commits = 0, sentences = 0;
 
     char *line = NULL;
     size_t lcap = 0;
@@ -236,7 +312,16 @@ int main(int argc, char **argv) {
             else
                 suggest(lm, pred, std::string_view(json_string_value(c), json_string_length(c)),
                         (size_t)k);
-        } else if (!strcmp(op, "commit") || !strcmp(op, "reset") || !strcmp(op, "feedback")) {
+        } else if (!strcmp(op, "commit")) {
+            json_t *t = json_object_get(req, "text");
+            if (!json_is_string(t)) {
+                reply_error("commit needs \"text\" (string)");
+            } else {
+                if (!is_static)
+                    commits++, sentences += learn(ulm, std::string_view(json_string_value(t), json_string_length(t)));
+                reply_ok();
+            }
+        } else if (!strcmp(op, "reset") || !strcmp(op, "feedback")) {
             reply_ok();
         } else if (!strcmp(op, "score")) {
             reply_error("score is not supported by this peer");
@@ -246,5 +331,8 @@ int main(int argc, char **argv) {
         json_decref(req);
     }
     free(line);
+    if (!is_static)
+        fprintf(stderr, "laya-libime: learned %zu commits, %zu sentences (history kept in memory only)\n", commits,
+                sentences);
     return 0;
 }

@@ -192,8 +192,11 @@ static json_t *num(double x) { return isnan(x) ? json_null() : json_real(x); }
 static json_t *lat_json(const eval_samples *s0) {
     eval_samples *s = (eval_samples *)s0;   /* sorting in place changes no figure */
     if (!s->n) return json_null();
-    return json_pack("{s:I,s:o,s:o,s:o}", "n", (json_int_t)s->n, "p50", json_real(eval_samples_pct(s, 0.5)),
-                     "p99", json_real(eval_samples_pct(s, 0.99)), "max", json_real(s->v[s->n - 1]));
+    /* the percentiles sort the samples: only then is the last the largest
+     * (inside one call's arguments the order of evaluation is unspecified) */
+    double p50 = eval_samples_pct(s, 0.5), p99 = eval_samples_pct(s, 0.99), max = s->v[s->n - 1];
+    return json_pack("{s:I,s:o,s:o,s:o}", "n", (json_int_t)s->n, "p50", json_real(p50), "p99", json_real(p99),
+                     "max", json_real(max));
 }
 
 /* The figures of one text (or the total) in one run and pass. */

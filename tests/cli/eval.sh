@@ -46,6 +46,13 @@ check "precision 1 when every shown suggestion is taken" "$T/o1.json" "$ALL[\"pa
 check "next word at word starts" "$T/o1.json" "$ALL[\"next_word\"] == {\"word_starts\": 6, \"top1\": 1.0, \"topk\": 1.0}"
 check "bits per byte from score" "$T/o1.json" "$(near "$A[\"bpb\"]" 2) and $(near "$ALL[\"bpb\"]" 2)"
 check "engine-reported latency" "$T/o1.json" "j[\"latency\"][\"engine_us\"][\"p50\"] == 7 and j[\"latency\"][\"engine_us\"][\"max\"] == 7"
+# p50 <= p99 <= max, and max is the largest sample (1000 - the shortest
+# context asked), not the last one
+rm -f "$T/log"
+"$LAYA" eval "$T/a.txt" "$T/b.txt" --json --engine "$FAKE $T/a.txt $T/b.txt --us-down --log $T/log" \
+    >"$T/o1u.json" 2>"$T/e1u" || { bad "eval runs against the oracle (--us-down)"; cat "$T/e1u"; }
+shortest=$(awk '$1 == "suggest" && (m == "" || $3 < m) { m = $3 } END { print m + 0 }' "$T/log")
+check "latency max is the largest sample" "$T/o1u.json" "j[\"latency\"][\"engine_us\"][\"max\"] == 1000 - $shortest and j[\"latency\"][\"engine_us\"][\"p50\"] <= j[\"latency\"][\"engine_us\"][\"p99\"] <= 1000 - $shortest"
 check "round trip and cold start measured" "$T/o1.json" "j[\"latency\"][\"rtt_us\"][\"n\"] == 5 + 8 and j[\"latency\"][\"rtt_us\"][\"p50\"] > 0 and j[\"latency\"][\"cold_start_ms\"][\"n\"] == 2"
 check "metric is KSR for English" "$T/o1.json" "j[\"metric\"] == \"KSR\""
 

@@ -10,11 +10,15 @@ current word; with k >= 2, suggestion 2 also takes the next word.
 
   fake_engine.py TEXT... [--lag N] [--wrong-at-start] [--no-score]
                  [--die-after N] [--garbage-after N] [--hang-after N] [--log FILE]
+                 [--us-down]
 --lag N           no suggestion until N characters of the word are typed
 --wrong-at-start  at a word start, suggest only "qqq "
 --no-score        answer {"error":...} to {"op":"score"}
 --*-after N       misbehave on request number N+1 (exit 3 / non-JSON / silence)
 --log FILE        append every request's op, session and text/context length
+--us-down         report "us" as 1000 - the context's length (default 7): the
+                  latency samples differ and the last (longest context) is
+                  not the largest
 """
 import json
 import sys
@@ -88,7 +92,8 @@ def main():
                     e2 = word_end(text, e1)
                     if k >= 2 and e2 > e1:
                         out.append(text[p:e2])
-            print(json.dumps({"suggestions": out[:k], "us": 7}), flush=True)
+            us = 1000 - len(ctx) if "--us-down" in opt else 7
+            print(json.dumps({"suggestions": out[:k], "us": us}), flush=True)
         elif op == "score":
             if "--no-score" in opt:
                 print(json.dumps({"error": "unknown op 'score'"}), flush=True)

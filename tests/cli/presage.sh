@@ -1,6 +1,9 @@
 #!/bin/sh
 # tests/cli/presage.sh - the Presage peer adapter speaks the protocol, its
-# default configuration learns while text is typed and --static does not.
+# default configuration learns while text is typed and --static does not;
+# words ending in a multi-byte character no longer make Presage abort
+# (--raw, fed unchanged, shows that they do, and that the adapter survives
+# each abort and counts it).
 # Skipped (0 passed) where libpresage-dev is not installed (make bench-peers
 # installs it). Ends with "N passed, N failed".
 T=$(mktemp -d)
@@ -62,5 +65,47 @@ grep -q '^last: .*"zqxjvw ' "$T/learn.txt" && ok "default configuration learns a
     { bad "default configuration learns"; cat "$T/learn.txt"; }
 grep -q '^last: .*"suggestions"' "$T/static.txt" && ! grep -q '^last: .*zqxjvw' "$T/static.txt" &&
     ok "--static does not learn" || { bad "--static does not learn"; cat "$T/static.txt"; }
+# Presage 0.9.1 aborts (numerator <= denominator) once it has learned a
+# bigram after a word ending in a UTF-8 continuation byte ("colors”", see
+# laya-presage.c). Typed one character per request, every request must be
+# answered; the stderr summary counts the re-encoded and the lost ones.
+utf8() {
+    python3 - "$@" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+text = ("We use \u201cinvert colors\u201d after that. We use \u201cinvert colors\u201d after that. "
+        "We sat in the caf\u00e9 today. The caf\u00e9 was fine. We use \u201cinvert colors\u201d after "
+        "the caf\u00e9 and the ")
+n, seen = 0, set()
+for i in range(len(text) + 1):
+    p.stdin.write(json.dumps({"op": "suggest", "session": "s", "context": text[:i], "k": 3}) + "\n")
+    p.stdin.flush()
+    j = json.loads(p.stdout.readline())
+    n += "suggestions" in j
+    seen.update(j.get("suggestions", []))
+print("answered: %d of %d" % (n, len(text) + 1))
+print("cafe learned:", "caf\u00e9 " in seen)
+p.stdin.close()
+p.wait()
+EOF
+}
+utf8 "$A" >"$T/utf8.txt" 2>"$T/utf8.err"
+utf8 "$A" --raw >"$T/raw.txt" 2>"$T/raw.err"
+# counts OUT ERR: "requests re-encoded lost" from the summary line, when
+# every request was answered
+counts() {
+    grep -q '^answered: \([0-9]*\) of \1$' "$1" &&
+        sed -n 's/^laya-presage: \([0-9]*\) suggest requests, \([0-9]*\) re-encoded, \([0-9]*\) lost to a Presage abort.*/\1 \2 \3/p' "$2"
+}
+set -- $(counts "$T/utf8.txt" "$T/utf8.err")
+[ "${1:-0}" -gt 100 ] && [ "$2" -gt 0 ] && [ "$3" -eq 0 ] && ! grep -q Assertion "$T/utf8.err" &&
+    ok "UTF-8 quotes and accents: every request answered, $2 re-encoded and counted, no abort" ||
+    { bad "UTF-8 text without abort"; cat "$T/utf8.txt" "$T/utf8.err"; }
+grep -q '^cafe learned: True' "$T/utf8.txt" && ok "a word ending in é is learned and proposed whole" ||
+    { bad "word ending in é learned"; cat "$T/utf8.txt"; }
+set -- $(counts "$T/raw.txt" "$T/raw.err")
+[ "${1:-0}" -gt 100 ] && [ "$2" -eq 0 ] && [ "$3" -gt 0 ] && grep -q 'numerator <= denominator' "$T/raw.err" &&
+    ok "--raw: Presage aborts on the same text; each abort an empty reply, counted ($3), Presage restarted" ||
+    { bad "--raw aborts survived and counted"; cat "$T/raw.txt" "$T/raw.err"; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
