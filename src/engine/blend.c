@@ -183,18 +183,6 @@ static void merge(learn_result *a, const learn_result *b) {
  * the document at hand. */
 #define HISTORY_KAPPA 2.0
 
-int engine_cache_ready(laya_session *s) {
-    if (!s->learn_on || s->private_field) return 0;
-    if (s->memory) {
-        learn_memory_lock(s->memory);
-        learn_memory_sync(s->memory, NULL, 0);
-        int incognito = learn_memory_incognito(s->memory);
-        learn_memory_unlock(s->memory);
-        if (incognito) return 0;
-    }
-    return engine_cache_sync(s) == 0;
-}
-
 void engine_blend_memory(laya_session *s) {
     if (!s->learn_on || s->private_field) return;
     learn_result r = {.order = -1}, h;

@@ -271,7 +271,6 @@ void laya_session_free(laya_session *s) {
     free(s->enc_end);
     free(s->enc_chunk);
     learn_index_free(s->cix);
-    engine_cache_free(s);
     notes_link_free(s->notes);
     free(s);
 }
@@ -609,7 +608,6 @@ laya_status laya_session_set_private(laya_session *s, int on) {
 void engine_set_private(laya_session *s, int on) {
     s->private_field = on;
     s->cix_end = SIZE_MAX;   /* what was typed there is not kept */
-    s->tcache_fresh = 1;
     if (s->cix) learn_index_clear(s->cix);
 }
 

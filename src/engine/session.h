@@ -50,30 +50,12 @@ typedef struct {
     float tv[ENGINE_TOPN];        /* their logits */
 } node;
 
-/* The token cache (cache.c): the session's recent tokens, consulted at
- * every search node. ENGINE_CACHE_TOKENS tokens kept (a power of two),
- * contexts of 1..ENGINE_CACHE_ORDER tokens, at most ENGINE_CACHE_MATCH
- * earlier places walked per order and ENGINE_CACHE_NEXT tokens proposed. */
-enum { ENGINE_CACHE_TOKENS = 4096, ENGINE_CACHE_ORDER = 3, ENGINE_CACHE_MATCH = 16, ENGINE_CACHE_NEXT = 8 };
-typedef struct engine_cache engine_cache;
-
-/* What the cache proposes after some tokens: tok[0..n) with the cache's
- * probabilities p (summing to 1), and mu, the weight of the cache against
- * the model (0: no evidence, the model alone). */
-typedef struct {
-    int n;
-    double mu;
-    int32_t tok[ENGINE_CACHE_NEXT];
-    double p[ENGINE_CACHE_NEXT];
-} engine_cache_result;
-
 /* One hypothesis of the suggestion search. */
 typedef struct {
     int node;                       /* index into the session's nodes */
     double lp;                      /* log probability so far */
     int r;                          /* bytes of the typed tail matched */
     int ntok;                       /* tokens generated after the tail */
-    int32_t hist[ENGINE_CACHE_ORDER];/* the last tokens of its path, oldest first (-1: none) */
     int glen;                       /* bytes generated beyond the tail */
     uint8_t gen[ENGINE_MAX_GEN];
 } beam;
@@ -161,8 +143,6 @@ struct laya_session {
      * recur inside a document before anything is committed. */
     struct learn_index *cix;
     size_t cix_end;                 /* ctx[..cix_end) is in cix; SIZE_MAX: rebuild */
-    engine_cache *tcache;           /* cache.c (NULL until the first sync) */
-    int tcache_fresh;               /* 1: rebuild at the next sync */
     uint64_t junk_hash[ENGINE_JUNK_CACHE];   /* blend.c: words judged, by hash (0: none) */
     uint8_t junk_verdict[ENGINE_JUNK_CACHE];
 
@@ -185,19 +165,6 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
  * search's candidates s->cand[0..n_cand) (probabilities and scores set);
  * nothing changes when the session has no memory or it proposes nothing. */
 void engine_blend_memory(laya_session *s);
-/* blend.c: 1 if the search may consult the token cache for this keystroke
- * (learning on, not a private field, not incognito), the cache brought up
- * to the stable tokens; 0 otherwise (or out of memory). */
-int engine_cache_ready(laya_session *s);
-
-/* cache.c: brings the cache up to s's stable tokens (0; -1: out of
- * memory, the search goes on without it). */
-int engine_cache_sync(laya_session *s);
-/* What the cache proposes after the tokens hist[0..ENGINE_CACHE_ORDER)
- * (oldest first; -1: none): fills r and returns r->n (0: nothing, mu 0).
- * Can't fail; bounded work (cache.c). */
-int engine_cache_lookup(const laya_session *s, const int32_t *hist, engine_cache_result *r);
-void engine_cache_free(laya_session *s);
 
 /* The kept search node whose state is cur's after consuming token id (its
  * path from the root is the stable tokens fed since the root, then id), or

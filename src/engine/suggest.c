@@ -231,7 +231,6 @@ typedef struct {
     int k;                 /* suggestions asked for */
     int split;             /* beams past the tail and inside it get width
                               slots each (expand_constrained) */
-    int cache;             /* consult the token cache (cache.c) */
 } search;
 
 /* 1 iff lead + gen + add is valid UTF-8 so far (complete or not). */
@@ -298,15 +297,6 @@ static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
     q->np = start + n;
 }
 
-/* The mixed probability of token id: (1 - mu) p_model + mu p_cache, with
- * lpm = log p_model (cache.c). */
-static double mix_p(const engine_cache_result *cr, int32_t id, double lpm) {
-    double pc = 0;
-    for (int i = 0; i < cr->n; i++)
-        if (cr->tok[i] == id) pc = cr->p[i];
-    return (1 - cr->mu) * exp(lpm) + cr->mu * pc;
-}
-
 /* Expands a beam that has not matched the whole tail yet. */
 static void expand_constrained(search *q, int bi) {
     laya_session *s = q->s;
@@ -361,8 +351,6 @@ static void expand_constrained(search *q, int bi) {
      * is all about the word typed; in one list of three the splits crowded
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
-    engine_cache_result cr;
-    int mixed = q->cache && engine_cache_lookup(s, b->hist, &cr);
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
         if (q->split) start = q->np;
@@ -371,7 +359,6 @@ static void expand_constrained(search *q, int bi) {
             tok_bytes(tk, s->ids[i], &tn);
             if ((tn >= rn) != (pass == 0)) continue;
             double lp = b->lp + (double)lg[i] - nd->lz;
-            if (mixed) lp = b->lp + log(mix_p(&cr, s->ids[i], (double)lg[i] - nd->lz));
             if (pass == 0) q->pmass += exp(lp);
             pool_add(q, start, bi, s->ids[i], lp);
         }
@@ -429,65 +416,12 @@ static void summarize_free(search *q, int nb) {
     }
 }
 
-/* 1 if token id (tn bytes tb) may extend beam b's text: within max_bytes
- * and max_words, valid UTF-8 so far. */
-static int may_extend(const search *q, const beam *b, const uint8_t *tb, size_t tn) {
-    const laya_session *s = q->s;
-    if (b->glen + (int)tn > s->ec.max_bytes) return 0;
-    if (!utf8_ok(q, b->gen, b->glen, tb, (int)tn, 0)) return 0;
-    uint8_t tmp[2 * ENGINE_MAX_GEN];
-    memcpy(tmp, b->gen, (size_t)b->glen);
-    memcpy(tmp + b->glen, tb, tn);
-    return count_words(tmp, b->glen + (int)tn) <= s->ec.max_words;
-}
-
-/* expand_free with the token cache's proposal cr mixed in (cache.c): every
- * next token's probability is (1 - mu) p_model + mu p_cache, the word-end
- * mass likewise, and the cache's tokens that are not among the node's best
- * get their logits (one row each) so the model's part of them is exact.
- * Numerics: the mixture is summed in double and its log taken once. */
-static void expand_mixed(search *q, int bi, const engine_cache_result *cr) {
-    laya_session *s = q->s;
-    const tok *tk = s->m->tok;
-    const beam *b = &s->beams[0][bi];
-    const node *nd = &s->nodes[b->node];
-    const double mu = cr->mu;
-    double cend = 0;
-    for (int i = 0; i < cr->n; i++)
-        if (s->wend[cr->tok[i]] > 0) cend += cr->p[i];
-    emit(q, b, exp(b->lp) * ((1 - mu) * nd->pend + mu * cend));
-    if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
-    int32_t miss[ENGINE_CACHE_NEXT];
-    float ml[ENGINE_CACHE_NEXT];
-    int nm = 0;
-    for (int i = 0; i < cr->n; i++) {
-        int j = 0;
-        while (j < nd->nt && nd->top[j] != cr->tok[i]) j++;
-        if (j == nd->nt && s->wgen[cr->tok[i]] > 0) miss[nm++] = cr->tok[i];
-    }
-    if (nm) model_logits_ids(s->m, nd->c.y, miss, nm, ml);
-    int start = q->np;
-    for (int i = 0; i < nd->nt + nm; i++) {
-        int32_t id = i < nd->nt ? nd->top[i] : miss[i - nd->nt];
-        double lz = (double)(i < nd->nt ? nd->tv[i] : ml[i - nd->nt]) - nd->lz;
-        size_t tn;
-        const uint8_t *tb = tok_bytes(tk, id, &tn);
-        if (!may_extend(q, b, tb, tn)) continue;
-        pool_add(q, start, bi, id, b->lp + log(mix_p(cr, id, lz)));
-    }
-}
-
 /* Scores a beam that has matched the tail (its node summarized): emits its
  * text as a candidate and expands it with the best admissible next tokens. */
 static void expand_free(search *q, int bi) {
     laya_session *s = q->s;
-    const beam *b = &s->beams[0][bi];
-    engine_cache_result cr;
-    if (q->cache && engine_cache_lookup(s, b->hist, &cr)) {
-        expand_mixed(q, bi, &cr);
-        return;
-    }
     const tok *tk = s->m->tok;
+    const beam *b = &s->beams[0][bi];
     const node *nd = &s->nodes[b->node];
     emit(q, b, exp(b->lp) * nd->pend);
     if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
@@ -573,8 +507,6 @@ static void beam_child(const search *q, const beam *par, int32_t id, beam *c) {
     c->r = par->r;
     c->glen = par->glen;
     c->ntok = par->ntok;
-    memcpy(c->hist, par->hist + 1, (ENGINE_CACHE_ORDER - 1) * sizeof *c->hist);
-    c->hist[ENGINE_CACHE_ORDER - 1] = id;
     memcpy(c->gen, par->gen, (size_t)par->glen);
     size_t rn = (size_t)(q->m - par->r);
     if (par->r < q->m && tn <= rn) {
@@ -786,11 +718,6 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     b0->node = ENGINE_NODES;
     b0->lp = 0;
     b0->r = b0->glen = b0->ntok = 0;
-    for (int i = 0; i < ENGINE_CACHE_ORDER; i++) {
-        size_t t = s->n_tok + (size_t)i;   /* token index n_tok - ORDER + i, BOS and before: none */
-        b0->hist[i] = t > ENGINE_CACHE_ORDER ? s->tok[t - ENGINE_CACHE_ORDER] : -1;
-    }
-    q.cache = !caps && engine_cache_ready(s);
     int nb = 1;
     for (int iter = 0;; iter++) {
         q.np = 0;
