@@ -41,6 +41,7 @@ enum {
     LEARN_INDEX_DEFAULT_CAP = 512 * 1024,  /* bytes of history kept */
     LEARN_ORDER = 4,                       /* units of context matched at most */
     LEARN_MAX_MATCH = 32,                  /* matches looked at per order */
+    LEARN_MAX_WALK = 256,                  /* chain entries walked per order at most */
     LEARN_MAX_CAND = 8,                    /* continuations one query proposes */
     LEARN_MAX_TEXT = 96,                   /* bytes of one continuation (LAYA_MAX_SUGGESTION) */
     LEARN_MAX_PARTIAL = 64                 /* a longer partial word gets no proposal */
