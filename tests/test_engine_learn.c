@@ -76,6 +76,12 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     /* twice: a word seen once that the toy model finds improbable is junk */
     suggest(t, "I met Xavierra Plimpton today. Plimpton waved. Later Xavierra Pl", x, sizeof x);
     CHECKF(strstr(x, "impton") != NULL, "got '%s'", x);
+    /* once it is judged junk, and judged where it would be shown: the
+     * memory proposes it after its context (it would rank first), so the
+     * judgment that blend.c defers to the shown candidates must run */
+    laya_session_reset(t);
+    suggest(t, "I met Xavierra Plimpton today. Later Xavierra Pl", x, sizeof x);
+    CHECKF(!strstr(x, "impton"), "junk proposed: '%s'", x);
     /* ... but not what was typed after a password prompt (the same text
      * after a colon that asks for no secret is proposed), and nothing at
      * all while the cursor is in the secret */

@@ -1,5 +1,6 @@
 /* test_learn_index.c - what the memory proposes from committed text: lines
- * that recur, words and names, Chinese, the cap, and nothing from nothing. */
+ * that recur, words and names, Chinese, the cap, nothing from nothing, and
+ * a rare follower of a context seen thousands of times. */
 #include <string.h>
 
 #include "learn/learn_index.h"
@@ -96,5 +97,31 @@ TEST(learn_index_cap_drops_the_oldest) {
     CHECK(r.n == 0);   /* dropped with the oldest text */
     q(ix, "line number 399 of the fil", &r);
     CHECK(has(&r, "ler"));
+    learn_index_free(ix);
+}
+
+/* A context followed thousands of times by other words, and once, long
+ * ago, by the word being typed: the query walks the chain keyed by the
+ * context and the partial word's first byte, so the old match is found
+ * at its order (a walk of the context's chain alone would stop at
+ * LEARN_MAX_WALK entries of "cat" and "dog" first), and the context typed
+ * with no partial word still proposes its newest followers. */
+TEST(learn_index_frequent_context_finds_a_rare_follower) {
+    learn_index *ix = NULL;
+    CHECK(learn_index_new(256 * 1024, &ix) == LAYA_OK);
+    const char *old = "we looked at the zebra crossing";
+    CHECK(learn_index_add(ix, (const uint8_t *)old, strlen(old)) == LAYA_OK);
+    for (int i = 0; i < 4 * LEARN_MAX_WALK; i++) {
+        const char *l = i % 2 ? "we looked at the cat" : "we looked at the dog";
+        CHECK(learn_index_add(ix, (const uint8_t *)l, strlen(l)) == LAYA_OK);
+    }
+    learn_result r;
+    q(ix, "then we looked at the ze", &r);
+    CHECKF(r.order == LEARN_ORDER && has(&r, "bra crossing") && has(&r, "bra "), "order %d n %d", r.order, r.n);
+    q(ix, "then we looked at the ", &r);
+    CHECK(r.order == LEARN_ORDER && has(&r, "cat") && has(&r, "dog"));
+    CHECK(!has(&r, "zebra "));
+    q(ix, "then we looked at the c", &r);
+    CHECK(has(&r, "at") && !has(&r, "og"));
     learn_index_free(ix);
 }

@@ -1,4 +1,5 @@
-/* cmd_bench.c - `laya bench [--model PATH] [--kb N] [TEXT...]`: the end-to-end
+/* cmd_bench.c - `laya bench [--model PATH] [--kb N] [--memory PATH [--history F]]
+ * [TEXT...]`: the end-to-end
  * keystroke benchmark of docs/EVALUATION.md ("Latency and memory"), one thread.
  *
  * For every character of each text: set the context to the text up to and
@@ -11,6 +12,12 @@
  * 5, and in-process from before the model load), peak resident memory
  * (VmHWM of this process and ru_maxrss of the spawned `laya complete`) and
  * the kernel table in use.
+ *
+ * With --memory, learning is on as in `laya serve` (the store's index and the
+ * text typed in the session, queried and mixed in at every keystroke);
+ * --history F first commits F to that store line by line (`--memory
+ * :memory: --history F`: a throw-away store holding F), untimed. Learning's
+ * price per keystroke is then the difference from a run without --memory.
  *
  * Texts: the arguments, else the first --kb KB (default 8) of
  * data/corpus/en/valid.txt and data/corpus/zh/valid.txt, else
@@ -29,12 +36,13 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya bench [--model PATH] [--kb N] " CLI_SEARCH_USAGE "\n"
+            "usage: laya bench [--model PATH] [--kb N] [--memory PATH [--history F]] " CLI_SEARCH_USAGE "\n"
             "                  [TEXT...]\n"
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
             "model steps and full logits vectors per keystroke, cold start, peak memory; one\n"
             "thread. TEXT defaults to the first N KB (default 8) of data/corpus/{en,zh}/valid.txt,\n"
-            "else bench/texts/*.txt.\n");
+            "else bench/texts/*.txt. --memory: learning on with that store (:memory: for a\n"
+            "throw-away one), --history F: F committed to it line by line first (untimed).\n");
 }
 
 /* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
@@ -69,11 +77,12 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void run_text(laya_model *m, const laya_search_opts *cfg, const char *name, const char *text, size_t len,
-                     const char *src) {
+static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *mem, const char *name,
+                     const char *text, size_t len, const char *src) {
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
     if (st == LAYA_OK) st = laya_session_set_search(s, cfg);
+    if (st == LAYA_OK && mem) st = laya_session_set_memory(s, mem);
     if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
     size_t nk = utf8_count((const uint8_t *)text, len);
     double *ms = malloc((nk + 1) * sizeof *ms);
@@ -146,7 +155,7 @@ static double spawn_complete(const char *model_path, long *rss_kb) {
 
 int cmd_bench(int argc, char **argv) {
     double t_start = cli_now_s();
-    const char *model_arg = NULL;
+    const char *model_arg = NULL, *memory_arg = NULL, *history = NULL;
     const char *texts[16];
     int nt = 0, kb = 8;
     laya_search_opts cfg = laya_search_defaults();
@@ -162,6 +171,14 @@ int cmd_bench(int argc, char **argv) {
             if (!v) cli_die("--model expects a path");
             model_arg = v;
             i++;
+        } else if (!strcmp(a, "--memory")) {
+            if (!v) cli_die("--memory expects a path (:memory: for a throw-away store)");
+            memory_arg = v;
+            i++;
+        } else if (!strcmp(a, "--history")) {
+            if (!v) cli_die("--history expects a file");
+            history = v;
+            i++;
         } else if (!strcmp(a, "--kb")) {
             kb = (int)cli_int(a, v, 0, 1 << 20);
             i++;
@@ -174,6 +191,7 @@ int cmd_bench(int argc, char **argv) {
         }
     }
     const char *model_path = cli_model_path(model_arg);
+    if (history && !memory_arg) cli_die("bench: --history needs --memory");
 
     /* In-process cold start: model load, session, first suggestion. */
     double t0 = cli_now_s();
@@ -187,10 +205,30 @@ int cmd_bench(int argc, char **argv) {
     double t_first = cli_now_s() - t0, t_proc = cli_now_s() - t_start;
     laya_session_free(s);
 
+    laya_memory *mem = memory_arg ? cli_open_memory(memory_arg) : NULL;
+    size_t hist_bytes = 0;
+    if (history) {
+        char *h = read_text(history, 0, &hist_bytes);
+        if (!h) cli_die("cannot read '%s': %s", history, strerror(errno));
+        char err[512] = "";
+        for (size_t a = 0, b; a < hist_bytes; a = b + 1) {
+            const char *nl = memchr(h + a, '\n', hist_bytes - a);
+            b = nl ? (size_t)(nl - h) : hist_bytes;
+            if (b > a && laya_memory_commit(mem, h + a, b - a, NULL, err, sizeof err) != LAYA_OK)
+                cli_die("bench: cannot commit the history: %s", err);
+        }
+        free(h);
+    }
+    char err[512] = "";
+    if (mem && laya_memory_prepare(mem, err, sizeof err) != LAYA_OK) cli_die("bench: cannot read the memory: %s", err);
+
     laya_model_info c;
     laya_model_describe(m, &c);
     printf("model: %s (V=%d H=%d D=%d L=%d W=%d); kernels: %s; search: beam %d, max %d tokens, %d steps; k=3, one thread\n",
            model_path, c.vocab, c.hidden, c.embed, c.layers, c.window, c.kernels, cfg.beam, cfg.max_tokens, cfg.max_steps);
+    if (mem)
+        printf("learning on: memory %s%s%s (%zu bytes committed first)\n", laya_memory_path(mem),
+               history ? ", history " : "", history ? history : "", hist_bytes);
     printf("%-10s %7s %8s %8s %8s %8s %7s %5s %7s %7s  %s\n", "text", "keys", "p50 ms", "p99 ms", "max ms",
            "mean ms", "steps", "max", "logits", "shown", "source");
     static const char *const defaults[][2] = {{"data/corpus/en/valid.txt", "bench/texts/en.txt"},
@@ -205,9 +243,10 @@ int cmd_bench(int argc, char **argv) {
         const char *slash = strrchr(path, '/');
         char name[64];
         snprintf(name, sizeof name, "%s", nt ? (slash ? slash + 1 : path) : i ? "chinese" : "english");
-        run_text(m, &cfg, name, t, len, path);
+        run_text(m, &cfg, mem, name, t, len, path);
         free(t);
     }
+    laya_memory_free(mem);
     laya_model_free(m);
 
     double best = -1;

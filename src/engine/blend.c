@@ -121,34 +121,89 @@ static int junk_word(laya_session *s, const learn_cand *m) {
     return verdict;
 }
 
-/* Mixes one memory's proposal into the candidates (see the top). */
-static void mix(laya_session *s, const learn_result *r) {
+/* 1 if candidate i would be among the k shown: fewer than k candidates at
+ * or above the probability floor rank before it (a higher score, or the
+ * same and emitted earlier, as engine_suggest's stable sort ranks them). */
+static int within_k(const laya_session *s, int i, int k) {
+    const candidate *c = &s->cand[i];
+    if (c->prob < (double)s->ec.min_prob) return 0;
+    int before = 0;
+    for (int j = 0; j < s->n_cand && before < k; j++) {
+        const candidate *o = &s->cand[j];
+        if (j != i && o->prob >= (double)s->ec.min_prob && (o->score > c->score || (o->score == c->score && j < i)))
+            before++;
+    }
+    return before < k;
+}
+
+/* Mixes one memory's proposal into the candidates (see the top), k of
+ * which will be shown. A word that may be junk (junk_word) is judged only
+ * once its candidate would be shown, and taken out again if it is junk:
+ * the judgment costs a model step and a full logits product per token
+ * (about one keystroke's work), and it was 55% of what learning cost per
+ * keystroke when every proposal was judged (callgrind, laya bench
+ * --memory), on the 2% of keystrokes that paid it. What is shown is the
+ * same as judging every word first: a candidate's part from a word not
+ * judged is left only below the k shown, and a junk word's candidate goes
+ * back to its model part exactly (kept, not subtracted) or out of the
+ * list, the others keeping their order. */
+static void mix(laya_session *s, const learn_result *r, int k) {
     if (r->n == 0 || r->conf <= 0) return;
     double mu = r->conf;
     int typo[LEARN_MAX_CAND] = {0};
-    for (int j = 0; j < r->n; j++) typo[j] = likely_typo(s, &r->c[j], mu * r->c[j].p) || junk_word(s, &r->c[j]);
+    for (int j = 0; j < r->n; j++) typo[j] = likely_typo(s, &r->c[j], mu * r->c[j].p);
     for (int i = 0; i < s->n_cand; i++) {
         candidate *c = &s->cand[i];
         c->prob *= 1 - mu;
         c->score = engine_rank_score(c->text, c->len, c->prob, s->ec.len_exp);
     }
+    int at[LEARN_MAX_CAND];     /* the candidate of proposal j, -1: none */
+    int made[LEARN_MAX_CAND];   /* 1: that candidate was made for it */
+    double base[LEARN_MAX_CAND];/* its probability before the memory's part */
     for (int j = 0; j < r->n; j++) {
         const learn_cand *m = &r->c[j];
+        at[j] = -1;
         if (typo[j] || m->len <= 0 || m->len > ENGINE_MAX_GEN || memchr(m->text, '\n', (size_t)m->len) ||
             !utf8_valid(m->text, (size_t)m->len))
             continue;
-        candidate *c = NULL;
-        for (int i = 0; i < s->n_cand && !c; i++)
-            if (s->cand[i].len == m->len && !memcmp(s->cand[i].text, m->text, (size_t)m->len)) c = &s->cand[i];
-        if (!c) {
+        int ci = -1;
+        for (int i = 0; i < s->n_cand && ci < 0; i++)
+            if (s->cand[i].len == m->len && !memcmp(s->cand[i].text, m->text, (size_t)m->len)) ci = i;
+        made[j] = ci < 0;
+        if (ci < 0) {
             if (s->n_cand == ENGINE_MAX_CAND) continue;
-            c = &s->cand[s->n_cand++];
+            ci = s->n_cand++;
+            candidate *c = &s->cand[ci];
             memcpy(c->text, m->text, (size_t)m->len);
             c->len = m->len;
             c->prob = 0;
         }
+        candidate *c = &s->cand[ci];
+        at[j] = ci;
+        base[j] = c->prob;
         c->prob += mu * m->p;
         c->score = engine_rank_score(c->text, c->len, c->prob, s->ec.len_exp);
+    }
+    /* Judge the words that may be junk once they would be shown; taking
+     * one out can bring another up, hence the loop (at most r->n turns). */
+    for (int again = 1; again;) {
+        again = 0;
+        for (int j = 0; j < r->n && !again; j++) {
+            if (at[j] < 0 || !within_k(s, at[j], k)) continue;
+            int ci = at[j];
+            at[j] = -1;   /* judged */
+            if (!junk_word(s, &r->c[j])) continue;
+            again = 1;
+            if (!made[j]) {
+                s->cand[ci].prob = base[j];
+                s->cand[ci].score = engine_rank_score(s->cand[ci].text, s->cand[ci].len, base[j], s->ec.len_exp);
+                continue;
+            }
+            memmove(&s->cand[ci], &s->cand[ci + 1], (size_t)(s->n_cand - ci - 1) * sizeof *s->cand);
+            s->n_cand--;
+            for (int x = 0; x < r->n; x++)
+                if (at[x] > ci) at[x]--;
+        }
     }
 }
 
@@ -183,7 +238,7 @@ static void merge(learn_result *a, const learn_result *b) {
  * the document at hand. */
 #define HISTORY_KAPPA 2.0
 
-void engine_blend_memory(laya_session *s) {
+void engine_blend_memory(laya_session *s, int k) {
     if (!s->learn_on || s->private_field) return;
     learn_result r = {.order = -1}, h;
     laya_memory *mem = s->memory;
@@ -204,5 +259,5 @@ void engine_blend_memory(laya_session *s) {
         merge(&r, &h);
     }
     if (mem) learn_memory_unlock(mem);
-    mix(s, &r);
+    mix(s, &r, k);
 }

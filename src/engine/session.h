@@ -162,9 +162,10 @@ struct laya_session {
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
 
 /* blend.c: mixes what the personal memory proposes for the context into the
- * search's candidates s->cand[0..n_cand) (probabilities and scores set);
- * nothing changes when the session has no memory or it proposes nothing. */
-void engine_blend_memory(laya_session *s);
+ * search's candidates s->cand[0..n_cand) (probabilities and scores set), k
+ * of which will be shown; nothing changes when the session has no memory
+ * or it proposes nothing. */
+void engine_blend_memory(laya_session *s, int k);
 
 /* The kept search node whose state is cur's after consuming token id (its
  * path from the root is the stable tokens fed since the root, then id), or

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { CHAINS = 2 * LEARN_ORDER };
+
 typedef struct {
     uint32_t off, len;
     uint64_t h;
@@ -35,8 +37,13 @@ struct learn_index {
     size_t n, cap;
     unit *u;                      /* (ucap) */
     int32_t nu, ucap;
-    int32_t *next[LEARN_ORDER];   /* (ucap) the previous unit with the same key, -1 */
-    int32_t *head[LEARN_ORDER];   /* (nb) the latest unit per bucket, -1 */
+    /* Chains per order n (index n - 1): by the n units before a unit; and
+     * (index LEARN_ORDER + n - 1) by those and the unit's first byte, which
+     * a query with a partial word walks, so the matches it must skip (the
+     * context followed by a word that does not start with the partial) are
+     * only those that share the first byte. */
+    int32_t *next[CHAINS];        /* (ucap) the previous unit with the same key, -1 */
+    int32_t *head[CHAINS];        /* (nb) the latest unit per bucket, -1 */
     size_t nb;                    /* buckets, a power of two */
     word *w;                      /* (wcap) sorted by bytes */
     int32_t nw, wcap;
@@ -90,6 +97,13 @@ static uint64_t key_of(const uint64_t *hs, int n) {
     uint64_t k = 0x9e3779b97f4a7c15ull * (uint64_t)n;
     for (int j = 0; j < n; j++) k = (k ^ hs[j]) * 0xff51afd7ed558ccdull;
     return k ^ (k >> 31);
+}
+
+/* The key of chain LEARN_ORDER + n - 1: the context's key k and the first
+ * byte b of the unit that follows it. */
+static uint64_t lead_key(uint64_t k, uint8_t b) {
+    k ^= (uint64_t)(b + 1) * 0xc2b2ae3d27d4eb4full;
+    return k ^ (k >> 29);
 }
 
 /* ---- words ---------------------------------------------------------------- */
@@ -148,14 +162,17 @@ int learn_index_word_count(const learn_index *ix, const uint8_t *s, size_t n) {
 static void chain(learn_index *ix, int32_t i) {
     for (int n = 1; n <= LEARN_ORDER; n++) {
         if (i < n) {
-            ix->next[n - 1][i] = -1;
+            ix->next[n - 1][i] = ix->next[LEARN_ORDER + n - 1][i] = -1;
             continue;
         }
         uint64_t hs[LEARN_ORDER];
         for (int j = 0; j < n; j++) hs[j] = ix->u[i - n + j].h;
-        size_t b = key_of(hs, n) & (ix->nb - 1);
+        uint64_t k = key_of(hs, n);
+        size_t b = k & (ix->nb - 1), bl = lead_key(k, ix->h[ix->u[i].off]) & (ix->nb - 1);
         ix->next[n - 1][i] = ix->head[n - 1][b];
         ix->head[n - 1][b] = i;
+        ix->next[LEARN_ORDER + n - 1][i] = ix->head[LEARN_ORDER + n - 1][bl];
+        ix->head[LEARN_ORDER + n - 1][bl] = i;
     }
 }
 
@@ -164,7 +181,7 @@ static int grow_units(learn_index *ix) {
     unit *u = realloc(ix->u, (size_t)cap * sizeof *u);
     if (!u) return -1;
     ix->u = u;
-    for (int n = 0; n < LEARN_ORDER; n++) {
+    for (int n = 0; n < CHAINS; n++) {
         int32_t *nx = realloc(ix->next[n], (size_t)cap * sizeof *nx);
         if (!nx) return -1;
         ix->next[n] = nx;
@@ -177,7 +194,7 @@ static int grow_units(learn_index *ix) {
 static int rehash(learn_index *ix, size_t want) {
     size_t nb = 4096;
     while (nb < 2 * want) nb *= 2;
-    for (int n = 0; n < LEARN_ORDER; n++) {
+    for (int n = 0; n < CHAINS; n++) {
         int32_t *hd = realloc(ix->head[n], nb * sizeof *hd);
         if (!hd) return -1;
         ix->head[n] = hd;
@@ -214,7 +231,7 @@ static int rebuild(learn_index *ix) {
     ix->nw = 0;
     ix->wan = 0;
     if (ix->nb)
-        for (int n = 0; n < LEARN_ORDER; n++) memset(ix->head[n], 0xFF, ix->nb * sizeof(int32_t));
+        for (int n = 0; n < CHAINS; n++) memset(ix->head[n], 0xFF, ix->nb * sizeof(int32_t));
     return scan(ix, 0);
 }
 
@@ -234,7 +251,7 @@ void learn_index_free(learn_index *ix) {
     if (!ix) return;
     free(ix->h);
     free(ix->u);
-    for (int n = 0; n < LEARN_ORDER; n++) free(ix->next[n]), free(ix->head[n]);
+    for (int n = 0; n < CHAINS; n++) free(ix->next[n]), free(ix->head[n]);
     free(ix->w);
     free(ix->wa);
     free(ix);
@@ -365,27 +382,63 @@ typedef struct {
     int count;
 } slot;
 
+/* The slots, and an open-addressing table from a text's hash to its slot
+ * (TALLY_BUCKETS, at most half full): a new match costs one hash of its
+ * text and, on a hit, one compare of its bytes, whatever the number of
+ * slots (a scan over the slots was the query's largest cost at the cap).
+ * Only n and the table are initialised per query. */
+enum { TALLY_SLOTS = 4 * LEARN_MAX_MATCH + LEARN_MAX_CAND, TALLY_BUCKETS = 512 };
+_Static_assert(2 * TALLY_SLOTS <= TALLY_BUCKETS, "the tally's table stays at most half full");
 typedef struct {
-    slot s[4 * LEARN_MAX_MATCH + LEARN_MAX_CAND];
-    uint64_t h[4 * LEARN_MAX_MATCH + LEARN_MAX_CAND];   /* hash of each slot's text */
+    slot s[TALLY_SLOTS];
+    uint64_t h[TALLY_SLOTS];        /* hash of each slot's text */
+    int16_t at[TALLY_BUCKETS];      /* slot index, -1: empty */
     int n;
 } tally;
 
-/* The slot of text[0..len), made if new. The texts' hashes are compared
- * first, so the scan over the slots costs a word compare each (the bytes
- * only on a hash hit): the tally was the query's p99 (up to 8 x 32
- * matches against ~100 slots). */
-static slot *tally_get(tally *t, const uint8_t *text, int len, int word_end) {
-    uint64_t h = hash_bytes(text, (size_t)len) ^ (uint64_t)len;
-    for (int i = 0; i < t->n; i++)
-        if (t->h[i] == h && t->s[i].len == len && !memcmp(t->s[i].text, text, (size_t)len)) return &t->s[i];
-    if (t->n == (int)(sizeof t->s / sizeof t->s[0])) return NULL;
+static void tally_init(tally *t) {
+    t->n = 0;
+    memset(t->at, 0xFF, sizeof t->at);
+}
+
+/* A hash of text[0..len) eight bytes at a time (the tally's key; equal
+ * texts are then compared byte for byte, so a collision costs only time). */
+static uint64_t text_hash(const uint8_t *text, int len) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)len;
+    int i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, text + i, (size_t)(len - i));
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+/* The slot of text[0..len), made if new (*fresh = 1), or NULL when the
+ * slots are full. */
+static slot *tally_get(tally *t, const uint8_t *text, int len, int word_end, int *fresh) {
+    uint64_t h = text_hash(text, len);
+    *fresh = 0;
+    size_t b = h & (TALLY_BUCKETS - 1);
+    for (; t->at[b] >= 0; b = (b + 1) & (TALLY_BUCKETS - 1)) {
+        slot *s = &t->s[t->at[b]];
+        if (t->h[t->at[b]] == h && s->len == len && !memcmp(s->text, text, (size_t)len)) return s;
+    }
+    if (t->n == TALLY_SLOTS) return NULL;
+    t->at[b] = (int16_t)t->n;
     t->h[t->n] = h;
     slot *s = &t->s[t->n++];
-    memset(s, 0, sizeof *s);
     memcpy(s->text, text, (size_t)len);
     s->len = len;
     s->word_end = word_end;
+    s->units = 0;
+    s->c = s->p = 0;
+    s->count = 0;
+    *fresh = 1;
     return s;
 }
 
@@ -394,8 +447,9 @@ static slot *tally_get(tally *t, const uint8_t *text, int len, int word_end) {
  * ends in it, with one trailing blank. */
 static int continuation(const learn_index *ix, size_t c0, int32_t ui, size_t word_stop, uint8_t *out,
                         int *wl) {
-    size_t e = c0;
-    while (e < ix->n && ix->h[e] != '\n' && e - c0 < LEARN_MAX_TEXT) e++;
+    size_t lim = ix->n - c0 < LEARN_MAX_TEXT ? ix->n - c0 : LEARN_MAX_TEXT;
+    const uint8_t *nl = memchr(ix->h + c0, '\n', lim);
+    size_t e = nl ? (size_t)(nl - ix->h) : c0 + lim;
     if (e - c0 == LEARN_MAX_TEXT)
         while (e > c0 && (ix->h[e] & 0xC0) == 0x80) e--;
     int len = (int)(e - c0);
@@ -415,17 +469,37 @@ static int continuation(const learn_index *ix, size_t c0, int32_t ui, size_t wor
     return len;
 }
 
+/* Units in text[from..len) (blanks between them belong to none). */
+static int count_units(const uint8_t *text, int from, int len) {
+    int units = 0;
+    for (int k = from; k < len;) {
+        int w_;
+        while (k < len && blank(text[k])) k++;
+        if (k >= len) break;
+        k += (int)unit_at(text + k, (size_t)(len - k), &w_);
+        units++;
+    }
+    return units;
+}
+
 /* Matches of the units hs[0..m) (oldest first) followed by a word that
  * starts with partial[0..pl), from order m down to 1, into t; each order
  * keeps N/(N+1) of *rest. blanks[0..tb): what the typist typed after the
- * last unit (pl == 0 only). */
+ * last unit (pl == 0 only). With a partial word the chains keyed also by
+ * the first byte are walked (the same matches, newest first, fewer
+ * entries skipped); either walk stops after LEARN_MAX_WALK entries, so a
+ * context seen thousands of times costs no more than one seen a few. */
 static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8_t *partial, size_t pl,
                    const uint8_t *blanks, size_t tb, double kappa, tally *t, double *rest,
                    learn_result *r) {
     for (int n = m; n >= 1; n--) {
-        size_t b = key_of(hs + m - n, n) & (ix->nb - 1);
-        int found = 0;
-        for (int32_t i = ix->head[n - 1][b]; i >= 0 && found < LEARN_MAX_MATCH; i = ix->next[n - 1][i]) {
+        uint64_t k = key_of(hs + m - n, n);
+        int c = pl ? LEARN_ORDER + n - 1 : n - 1;
+        if (pl) k = lead_key(k, partial[0]);
+        const int32_t *next = ix->next[c];
+        int found = 0, walked = 0;
+        for (int32_t i = ix->head[c][k & (ix->nb - 1)]; i >= 0 && found < LEARN_MAX_MATCH && walked < LEARN_MAX_WALK;
+             i = next[i], walked++) {
             int same = 1;
             for (int j = 0; j < n && same; j++) same = ix->u[i - n + j].h == hs[m - n + j];
             const unit *u = &ix->u[i];
@@ -443,18 +517,11 @@ static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8
             int wl, l = continuation(ix, c0, i, u->off + u->len, text, &wl);
             if (!l) continue;
             found++;
-            slot *s = tally_get(t, text, wl, 1);
+            int fresh;
+            slot *s = tally_get(t, text, wl, 1, &fresh);
             if (s) s->c++, s->count++;
-            if (l > wl && (s = tally_get(t, text, l, 0))) {
-                int units = 0;
-                for (int k = wl; k < l;) {
-                    int w_;
-                    while (k < l && blank(text[k])) k++;
-                    if (k >= l) break;
-                    k += (int)unit_at(text + k, (size_t)(l - k), &w_);
-                    units++;
-                }
-                s->units = units;
+            if (l > wl && (s = tally_get(t, text, l, 0, &fresh))) {
+                if (fresh) s->units = count_units(text, wl, l);
                 s->c++, s->count++;
             }
         }
@@ -490,7 +557,8 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
     const uint8_t *partial = ctx + ps;
     uint64_t hs[LEARN_ORDER + 1];
     int m = context_units(ctx, ps, hs, &tb);
-    tally t = {.n = 0};
+    tally t;
+    tally_init(&t);
     double rest = 1;   /* probability mass not yet given out */
     if (pl && learn_index_word_count(ix, partial, pl)) {
         /* the partial word may be typed in full: what followed it */
@@ -517,7 +585,8 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
             const word *w = &ix->w[i];
             if (w->len < pl || memcmp(ix->wa + w->off, partial, pl)) break;
             if (w->len == pl || w->len - pl > LEARN_MAX_TEXT) continue;
-            slot *s = tally_get(&t, ix->wa + w->off + pl, (int)(w->len - pl), 1);
+            int fresh;
+            slot *s = tally_get(&t, ix->wa + w->off + pl, (int)(w->len - pl), 1, &fresh);
             if (!s) break;
             s->p += rest * w->count / total;
             if (s->count < w->count) s->count = w->count;
@@ -529,7 +598,7 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
         }
     }
     /* the best LEARN_MAX_CAND by probability, blanks-only texts dropped */
-    int order[sizeof t.s / sizeof t.s[0]], no = 0;
+    int order[TALLY_SLOTS], no = 0;
     for (int i = 0; i < t.n; i++) {
         int j = 0;
         while (j < t.s[i].len && blank(t.s[i].text[j])) j++;

@@ -41,6 +41,7 @@ enum {
     LEARN_INDEX_DEFAULT_CAP = 512 * 1024,  /* bytes of history kept */
     LEARN_ORDER = 4,                       /* units of context matched at most */
     LEARN_MAX_MATCH = 32,                  /* matches looked at per order */
+    LEARN_MAX_WALK = 256,                  /* chain entries walked per order at most */
     LEARN_MAX_CAND = 8,                    /* continuations one query proposes */
     LEARN_MAX_TEXT = 96,                   /* bytes of one continuation (LAYA_MAX_SUGGESTION) */
     LEARN_MAX_PARTIAL = 64                 /* a longer partial word gets no proposal */
@@ -90,9 +91,10 @@ typedef struct {
 
 /* Proposes continuations of ctx[0..len) (the text before the cursor) from
  * the history; kappa (> 0) sets the confidence (see the top). The work is
- * bounded: LEARN_ORDER chains of at most LEARN_MAX_MATCH entries each, or a
- * binary search over the words. This function can't fail; r->n == 0 and
- * r->order == -1 when there is nothing to propose. */
+ * bounded: per order one chain walked for at most LEARN_MAX_MATCH matches
+ * and LEARN_MAX_WALK entries (twice when the partial word may be typed in
+ * full), and a binary search over the words. This function can't fail;
+ * r->n == 0 and r->order == -1 when there is nothing to propose. */
 void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, double kappa,
                        learn_result *r);
 
