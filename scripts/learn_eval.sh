@@ -57,7 +57,7 @@ long() {    # long NAME FILE EXPECTED-START AWK-CONDITION
 long long-en-letters-ufoai data/corpus/en/valid-letters.txt "One of the main components" \
     'NR>=29&&NR<=44 || NR>=62&&NR<=64 || NR>=66&&NR<=70 || NR>=205&&NR<=238 || NR>=244&&NR<=252 || NR>=267&&NR<=275 || NR>=281&&NR<=312'
 long long-en-dialogue-endless-sky data/corpus/en/valid-dialogue.txt "Joanne's Doubt" 'NR>=141&&NR<=266'
-long long-zh-dialogue-cataclysm data/corpus/zh/valid-dialogue.txt "如今现况" 'NR>=1&&NR<=200'
+long long-zh-dialogue-cataclysm data/corpus/zh/valid-dialogue.txt "这儿有谁来照顾你" 'NR>=1&&NR<=200'
 python3 -c '
 import random; random.seed(5)
 print("\n".join("".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(random.randint(3, 12))) for _ in range(1000)))' >"$OUT/junk.txt"
