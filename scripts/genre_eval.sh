@@ -35,10 +35,13 @@ for l in $LANGS; do
     done
 done
 [ $# -gt 0 ] || { echo "genre_eval: no split found (make corpus)" >&2; exit 1; }
+# A split's results are named FOLDER_FILE (en_valid-dialogue, eval_en-everyday),
+# whatever CORPUS is, so runs over different corpus folders line up.
+tag_of() { echo "$(basename "$(dirname "$1")")_$(basename "$1" .txt)"; }
 for f in "$@"; do
-    lang=$(basename "$(dirname "$f")"); n=$CHARS
+    n=$CHARS
     case "$f" in data/eval/zh-*|"$CORPUS"/zh/*) lang=zh; n=$ZH_CHARS ;; *) lang=en ;; esac
-    tag=$(echo "$f" | sed 's|^data/||; s|/|_|g; s|\.txt$||')
+    tag=$(tag_of "$f")
     if [ -n "$ENGINE" ]; then
         "$LAYA" eval "$f" --engine "$ENGINE" --max-chars "$n" --k 3 --lang "$lang" --json >"$OUT/$tag.json"
     else
@@ -57,7 +60,7 @@ for ln in open(os.path.join(out, "bpb.txt")):
         bpb[m.group(1)] = float(m.group(2))
 print("%-34s %7s %7s %7s %8s" % ("split", "KSR@3", "KSR@1", "prec@3", "bpb"))
 for f in files:
-    tag = re.sub(r"\.txt$", "", f.replace("data/", "", 1).replace("/", "_"))
+    tag = os.path.basename(os.path.dirname(f)) + "_" + re.sub(r"\.txt$", "", os.path.basename(f))  # tag_of
     t = json.load(open(os.path.join(out, tag + ".json")))["texts"][0]
     ps = {p["k"]: p for p in t["passes"]}
     b = bpb.get(f)

@@ -12,16 +12,16 @@ command -v gnuplot >/dev/null || { echo "$0: gnuplot not found (apt-get install 
 dat=$(mktemp)
 trap 'rm -f "$dat"' EXIT
 python3 - "$dat" "$@" <<'PY'
-import glob, json, os, sys
+import glob, json, os, re, sys
 dat, runs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
 for label, d in runs:
     if not os.path.isdir(d):
         sys.exit("plot_genres: %s is not a folder" % d)
 def split_name(path):
-    n = os.path.basename(path)[:-5]
-    for p in ("corpus3_", "corpus4_", "corpus_", "eval_"):
-        if n.startswith(p):
-            n = n[len(p):]
+    """en_valid-dialogue -> "en dialogue", eval_en-everyday -> "en everyday"
+    (genre_eval.sh's names; older runs put the corpus folder first:
+    corpus_en_valid-dialogue)."""
+    n = re.sub(r"^(corpus\w*?_|eval_)", "", os.path.basename(path)[:-5])
     return n.replace("_valid-", " ").replace("_valid", " valid.txt").replace("-", " ", 1)
 splits = []
 for _, d in runs:

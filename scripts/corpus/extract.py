@@ -1162,9 +1162,9 @@ def cdda_render(s, tags, translate=None, depth=0):
 # punctuation after Han characters, where a Chinese input method types the
 # full-width mark. A model trained on them proposed "*" after "谢谢你的" and
 # "," after "订个" (docs/RESULTS.md, pipeline-2 retraining). Emote spans are
-# dropped (emphasis inside an English sentence keeps its word); in Chinese, , . ! ? ; : after a Han character (and not before a
-# digit or letter: "1.5", "v2.0", "http:" stay) become ， 。 ！ ？ ； ：, and
-# "..." after Han becomes "……".
+# dropped (emphasis inside an English sentence keeps its word); in Chinese,
+# , . ! ? ; : after a Han character (and not before a digit or letter: "1.5",
+# "v2.0", "http:" stay) become ， 。 ！ ？ ； ：, and "..." after Han "……".
 _EMOTE = re.compile(r'(?<![0-9A-Za-z])\*([^*\n]{1,60})\*(?![0-9A-Za-z])')
 _EDGE = set('.!?"\u201c\u201d\u300c\u300d()\uff08\uff09\u3002\uff01\uff1f')
 _HAN_ASCII = re.compile(r'(?<=[\u3400-\u9fff])(\.\.\.|[,.!?;:])(?![0-9A-Za-z])')

@@ -66,6 +66,10 @@ size_t draw(const std::vector<double> &w) {
     return w.size() - 1;
 }
 
+/* At most 4 bytes: one character of Chinese (a Latin word that short
+ * counts too; the table holds few). */
+bool short_word(const std::string &w) { return w.size() <= 4; }
+
 struct Table {
     std::vector<std::string> words;
     std::unordered_map<std::string, int> id;
@@ -128,8 +132,8 @@ int main(int argc, char **argv) {
             /* a phrase does not stop on a one-character word: those are
              * mostly particles and measure words ("的", "一", "个") that
              * only lead into what follows */
-            auto open = [&] { return t.words[cur].size() <= 4 && (int)phrase.size() < n + EXTRA_WORDS; };
-            while (((int)phrase.size() < n || open()) && !t.followers[cur].empty()) {
+            auto dangling = [&] { return short_word(t.words[cur]) && (int)phrase.size() < n + EXTRA_WORDS; };
+            while (((int)phrase.size() < n || dangling()) && !t.followers[cur].empty()) {
                 float base = lm.wordsScore(lm.beginState(), phrase);
                 const std::vector<int> &f = t.followers[cur];
                 w.assign(f.size(), 0);
@@ -142,7 +146,7 @@ int main(int argc, char **argv) {
                 phrase.push_back(t.words[cur]);
                 line += t.words[cur];
             }
-            if (t.words[cur].size() <= 4 && phrase.size() > 1) line.resize(line.size() - t.words[cur].size());
+            if (short_word(t.words[cur]) && phrase.size() > 1) line.resize(line.size() - t.words[cur].size());
             line += '\n';
             fwrite(line.data(), 1, line.size(), stdout);
             written += (long long)line.size();
