@@ -30,7 +30,7 @@ ifneq ($(SANITIZE),)
 endif
 
 LIB_SRC   = $(sort $(wildcard src/util/*.c src/tok/*.c src/kern/*.c src/model/*.c \
-                              src/engine/*.c src/eval/*.c src/learn/*.c src/notes/*.c src/intent/*.c src/train/*.c src/sim/*.c \
+                              src/engine/*.c src/eval/*.c src/learn/*.c src/notes/*.c src/intent/*.c src/prior/*.c src/train/*.c src/sim/*.c \
                               src/server/*.c))
 CLI_SRC   = $(sort $(wildcard src/cli/*.c))
 TEST_SRC  = $(sort $(wildcard tests/*.c))
@@ -136,6 +136,20 @@ presage-deps:
 libime-deps:
 	@dpkg -s $(LIBIME_DEPS) >/dev/null 2>&1 || \
 	  { apt-get update && apt-get install -y $(LIBIME_DEPS); }
+
+# The Chinese next-word prior inside the shipped model (src/prior/prior.h),
+# exported from the same libime model: `make prior` writes
+# $(BUILD)/zh-prior.safetensors; `laya prior add` puts it into a model file.
+PRIOR_FOLLOWERS = 8
+$(BUILD)/libime_prior: scripts/corpus/ngram/libime_prior.cc
+	@mkdir -p $(BUILD)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -I/usr/include/LibIME $$(pkg-config --cflags Fcitx5Utils) \
+	  -o $@ $< -lIMECore $$(pkg-config --libs Fcitx5Utils)
+$(BUILD)/zh-prior.safetensors: $(BUILD)/libime_prior
+	$(BUILD)/libime_prior $(LIBIME_LM) $@ $(PRIOR_FOLLOWERS)
+.PHONY: prior
+prior: libime-deps
+	$(MAKE) $(BUILD)/zh-prior.safetensors
 
 # TEXT=... (default data/corpus/en/valid.txt), CHARS=4000, ZH_TEXT=...
 # (default data/corpus/zh/valid.txt), ZH_CHARS=2000: see peers/bench.sh

@@ -125,6 +125,7 @@ typedef struct {
     int max_steps;    /* model steps per keystroke, 1..LAYA_MAX_STEPS: the latency budget */
     int prune;        /* 1: skip work that cannot change the result (exact); 0: the reference */
     float min_prob;   /* suggestions less likely than this are not shown, 0..1 */
+    float prior_weight; /* trust in the model file's next-word prior, where it has one, 0..1; 0: off */
 } laya_search_opts;
 
 laya_search_opts laya_search_defaults(void);

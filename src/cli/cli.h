@@ -59,6 +59,7 @@ int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_notes(int argc, char **argv);
 int cmd_intent(int argc, char **argv);
+int cmd_prior(int argc, char **argv);
 
 /* The intent head's companion file beside a model: M.safetensors ->
  * M.intent.safetensors, into buf (n bytes). */

@@ -89,12 +89,12 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
             *field[j] = (int)cli_int(a, v, 1, opts[j].hi);
             return 2;
         }
-    if (!strcmp(a, "--min-prob")) {
+    if (!strcmp(a, "--min-prob") || !strcmp(a, "--prior-weight")) {
         char *end;
         double x = v ? strtod(v, &end) : -1;
         if (!v || end == v || *end || !(x >= 0 && x <= 1))
-            cli_die("--min-prob expects a probability in 0..1, got '%s'", v ? v : "(nothing)");
-        o->min_prob = (float)x;
+            cli_die("%s expects a number in 0..1, got '%s'", a, v ? v : "(nothing)");
+        *(a[2] == 'm' ? &o->min_prob : &o->prior_weight) = (float)x;
         return 2;
     }
     return 0;

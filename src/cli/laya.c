@@ -21,6 +21,7 @@ static const struct {
     {"memory", cmd_memory, "what Laya learned: laya memory list|add|forget|export|path"},
     {"notes", cmd_notes, "your Markdown notes, linked while typing: laya notes index DIR | search TERMS"},
     {"intent", cmd_intent, "what the user is doing (C10): laya intent train|eval|classify|bench"},
+    {"prior", cmd_prior, "the model's next-word prior (Chinese, from libime): laya prior add|show"},
     {"incognito", cmd_incognito, "stop or resume learning everywhere: laya incognito on|off|status"},
     {"settings", cmd_settings, "the settings window: suggestions, accept key, incognito, what was learned"},
     {"keygen", cmd_keygen, "make a key pair for signing models: laya keygen [--out PREFIX]"},

@@ -25,6 +25,9 @@
 #include "util/utf8.h"
 #include "learn/learn.h"
 #include "learn/learn_index.h"
+#include "prior/prior.h"
+
+_Static_assert((int)LEARN_MAX_CAND <= (int)PRIOR_MAX_CAND, "a prior query fills a learn_result");
 
 /* Brings the session's own index up to the complete units of the context
  * (rebuilt from the last ENGINE_WINDOW bytes after an edit). -1: no index
@@ -259,5 +262,31 @@ void engine_blend_memory(laya_session *s, int k) {
         merge(&r, &h);
     }
     if (mem) learn_memory_unlock(mem);
+    mix(s, &r, k);
+}
+
+/* The model file's next-word prior (prior.h): the followers of the word the
+ * text ends with, mixed in as one more expert with the fixed trust
+ * ec.prior_weight (the memory's mixing above, with its junk and typo
+ * judgments left out: the prior is not the user's typing). Its words are
+ * whole words of the n-gram model, so the prior speaks only at a word's
+ * end, which in Chinese is any Han character; mid-word the model alone
+ * completes. */
+void engine_blend_prior(laya_session *s, int k) {
+    const prior *p = &s->m->prior;
+    if (p->nw == 0 || s->ec.prior_weight <= 0) return;
+    prior_cand pc[PRIOR_MAX_CAND];
+    int n = prior_query(p, s->ctx, s->len, pc, (int)LEARN_MAX_CAND);
+    if (n == 0) return;
+    learn_result r = {.order = 1, .conf = s->ec.prior_weight, .n = 0};
+    for (int i = 0; i < n; i++) {
+        if (pc[i].len > LEARN_MAX_TEXT) continue;
+        learn_cand *c = &r.c[r.n++];
+        memcpy(c->text, pc[i].text, (size_t)pc[i].len);
+        c->len = pc[i].len;
+        c->p = pc[i].p;
+        c->count = 2;   /* not a word typed once: never judged a typo or junk */
+        c->word_end = 1;
+    }
     mix(s, &r, k);
 }

@@ -96,9 +96,10 @@ void laya_model_free(laya_model *lm) {
  * CSR@3 0.1788 / 0.1783 / 0.1774, precision 0.190 / 0.202 / 0.218; at 0.01
  * both lose 0.4 points. 0.002 hides what is nearly never taken (such as
  * "tile" at 0.0012 after "send the rep") for a tenth of a point. */
+#define ENGINE_PRIOR_WEIGHT 0.2f
 engine_cfg engine_cfg_default(void) {
     engine_cfg c = {.beam = 3, .max_tokens = 3, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
-                    .max_steps = 12, .prune = 1, .min_prob = 0.002f};
+                    .max_steps = 12, .prune = 1, .min_prob = 0.002f, .prior_weight = ENGINE_PRIOR_WEIGHT};
     return c;
 }
 
@@ -111,7 +112,7 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
         c->max_tokens > LAYA_MAX_TOKENS || c->max_words < 1 || c->max_words > LAYA_MAX_WORDS || c->max_bytes < 1 ||
         c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
         c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1) ||
-        !(c->min_prob >= 0 && c->min_prob <= 1))
+        !(c->min_prob >= 0 && c->min_prob <= 1) || !(c->prior_weight >= 0 && c->prior_weight <= 1))
         return LAYA_ERR_ARG;
     s->ec = *c;
     return LAYA_OK;

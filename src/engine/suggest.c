@@ -739,7 +739,10 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         c->prob *= norm;
         c->score = cand_score(s, c->text, c->len, c->prob);
     }
-    if (!caps) engine_blend_memory(s, k);
+    if (!caps) {
+        engine_blend_prior(s, k);
+        engine_blend_memory(s, k);
+    }
     /* Best first, ties in emission order (at most ENGINE_MAX_CAND entries). */
     candidate tmp;
     topk_sort(s->cand, sizeof *s->cand, s->n_cand, cand_beats, &tmp);

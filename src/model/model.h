@@ -25,6 +25,7 @@
 #include "laya.h"
 #include "kern/kern.h"
 #include "tok/tok.h"
+#include "prior/prior.h"
 
 enum { MODEL_MAX_L = 8, MODEL_MAX_W = 16, MODEL_FORMAT_VERSION = 1 };
 #define MODEL_NORM_EPS 1e-5f
@@ -90,7 +91,11 @@ typedef struct model {
     void *map; size_t map_len;  /* the read-only mapping, owned (may be NULL) */
     void *owned;                /* converted weights, owned (may be NULL) */
     void *panels;               /* the q8/q4 matrices' panel forms, owned (may be NULL) */
+    prior prior;                /* the next-word prior in the mapping (prior.h); nw 0: none */
 } model;
+
+/* The names of a prior's tensors in a model file: "prior.words", ... */
+#define MODEL_PRIOR_PREFIX "prior."
 
 /* Loads and validates a safetensors model file (see model_file.c for the
  * exact format); touches every weight once. *out owned by the caller.

@@ -54,7 +54,7 @@ enum { MAX_TENSORS = 2 + 8 * MODEL_MAX_L };
 /* Metadata keys the writer owns; meta_extra may not set them. */
 static const char *const reserved_keys[] = {
     "format", "format_version", "arch", "V", "H", "D", "L", "W",
-    "dtype", "quant", "quant_version", "tokenizer_sha256", "data_blake2b",
+    "dtype", "quant", "quant_version", "tokenizer_sha256", "data_blake2b", "prior",
 };
 
 /* ---- the model struct ---- */
@@ -264,11 +264,17 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
     if (!tk) return err_set(err, errlen, LAYA_ERR_FORMAT, "missing tensor tokenizer");
     if (tk->dtype != ST_U8 || tk->ndim != 1 || tk->shape[0] < 1)
         return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor tokenizer: expected a non-empty U8 vector");
+    /* the optional next-word prior, "prior.*" (prior.h), read in place */
+    int has_prior = 0;
+    char perr[200] = "";
+    if ((st = prior_parse(f, MODEL_PRIOR_PREFIX, &m->prior, &has_prior, perr, sizeof perr)))
+        return err_set(err, errlen, st, "%s", perr);
+    if (has_prior) n_expected += PRIOR_TENSORS;
     if (f->n != n_expected) {
         /* names are unique (st_parse), so a count mismatch means a stranger */
         for (int i = 0; i < f->n; i++) {
             const st_tensor *t = &f->t[i];
-            int known = t == tk;
+            int known = t == tk || (has_prior && prior_is_tensor(t->name, MODEL_PRIOR_PREFIX));
             for (int j = 0; j < nw && !known; j++) known = t == have[j] || t == hs[j] || t == hb[j];
             if (!known)
                 return err_set(err, errlen, LAYA_ERR_FORMAT, "unknown tensor \"%.64s\" for this config%s",

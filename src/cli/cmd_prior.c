@@ -1,0 +1,69 @@
+/* cmd_prior.c - the model file's next-word prior (src/prior/prior.h):
+ *
+ *   laya prior add MODEL PRIOR OUT        OUT = MODEL with PRIOR's tables inside (sign OUT after)
+ *   laya prior show [--model PATH] TEXT   the followers the prior proposes after TEXT
+ *
+ * The prior is built from libime's language model by
+ * scripts/corpus/ngram/libime_prior.cc (`make prior` writes build/zh-prior.safetensors). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engine/engine.h"
+#include "model/model.h"
+#include "prior/prior.h"
+
+static void usage(void) {
+    printf("usage: laya prior add MODEL PRIOR OUT\n"
+           "       laya prior show [--model PATH] TEXT\n"
+           "add:  writes OUT, the model file MODEL with the next-word prior of the file PRIOR\n"
+           "      (`make prior` builds one from libime's Chinese language model) inside it,\n"
+           "      replacing any prior MODEL had. OUT is unsigned: sign it (laya sign) or load\n"
+           "      it with LAYA_ALLOW_UNSIGNED=1.\n"
+           "show: the words the model's prior proposes after TEXT, with P(word | the last\n"
+           "      word), as the search mixes them in (--prior-weight, default %.2f).\n",
+           (double)laya_search_defaults().prior_weight);
+}
+
+static int prior_add(int argc, char **argv) {
+    if (argc != 5) cli_die("prior add: expected MODEL PRIOR OUT (laya prior --help)");
+    if (!strcmp(argv[2], argv[4]) || !strcmp(argv[3], argv[4]))
+        cli_die("prior add: OUT must be a new file, not one of the inputs");
+    char err[512] = "";
+    if (prior_embed(argv[2], argv[3], argv[4], err, sizeof err) != LAYA_OK) cli_die("prior add: %s", err);
+    printf("wrote %s (unsigned: laya sign %s --key PREFIX.key)\n", argv[4], argv[4]);
+    return 0;
+}
+
+static int prior_show(int argc, char **argv) {
+    const char *model_path = NULL, *text = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) cli_die("prior show: unknown option '%s'", argv[i]);
+        else if (!text) text = argv[i];
+        else cli_die("prior show: expected one TEXT, got a second: '%s'", argv[i]);
+    }
+    if (!text) cli_die("prior show: expected TEXT (laya prior --help)");
+    laya_model *lm = cli_load_model(model_path);
+    const prior *p = &engine_model(lm)->prior;
+    if (p->nw == 0) {
+        printf("this model has no next-word prior\n");
+    } else {
+        prior_cand c[PRIOR_MAX_CAND];
+        int n = prior_query(p, (const uint8_t *)text, strlen(text), c, PRIOR_MAX_CAND);
+        if (n == 0) printf("(no proposal: the text does not end in a word the prior knows)\n");
+        for (int i = 0; i < n; i++) printf("%.*s\t%.4f\n", c[i].len, (const char *)c[i].text, c[i].p);
+    }
+    laya_model_free(lm);
+    return 0;
+}
+
+int cmd_prior(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage();
+        return argc < 2;
+    }
+    if (!strcmp(argv[1], "add")) return prior_add(argc, argv);
+    if (!strcmp(argv[1], "show")) return prior_show(argc, argv);
+    cli_die("prior: unknown subcommand '%s' (add, show)", argv[1]);
+}

@@ -1,0 +1,219 @@
+/* prior.c - the static next-word prior (prior.h): validation and query.
+ *
+ * Shape letters: NB bytes of words, NW words, NF followers. */
+#include "prior/prior.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/err.h"
+#include "util/file.h"
+#include "util/utf8.h"
+
+/* in file order: the 4-byte arrays first, so each stays aligned */
+enum { T_WORD_OFF, T_FOL_OFF, T_FOL, T_FOL_P, T_WORDS };
+static const char *const NAMES[PRIOR_TENSORS] = {"word_off", "fol_off", "fol", "fol_p", "words"};
+static const st_dtype DTYPES[PRIOR_TENSORS] = {ST_U32, ST_U32, ST_U32, ST_F32, ST_U8};
+
+/* memcmp order of byte strings: a shorter prefix first. */
+static int cmp_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+laya_status prior_parse(const st_file *f, const char *prefix, prior *out, int *present, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    *present = 0;
+    const st_tensor *t[PRIOR_TENSORS];
+    int found = 0;
+    for (int i = 0; i < PRIOR_TENSORS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", prefix, NAMES[i]);
+        t[i] = st_find(f, name);
+        found += t[i] != NULL;
+    }
+    if (found == 0) return LAYA_OK;
+    *present = 1;
+    for (int i = 0; i < PRIOR_TENSORS; i++) {
+        if (!t[i])
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "the prior lacks tensor %s%s", prefix, NAMES[i]);
+        if (t[i]->dtype != DTYPES[i] || t[i]->ndim != 1)
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "prior tensor %s%s: expected a %s vector", prefix,
+                           NAMES[i], st_dtype_name(DTYPES[i]));
+    }
+    int64_t nb = t[T_WORDS]->shape[0], nw1 = t[T_WORD_OFF]->shape[0], nf = t[T_FOL]->shape[0];
+    if (nw1 < 2 || t[T_FOL_OFF]->shape[0] != nw1 || t[T_FOL_P]->shape[0] != nf || nw1 - 1 > UINT32_MAX || nf > UINT32_MAX ||
+        nb > UINT32_MAX)
+        return err_set(err, errlen, LAYA_ERR_FORMAT,
+                       "prior: word_off and fol_off must have one entry per word and one more, fol_p one per follower");
+    prior p = {.words = f->data + t[T_WORDS]->begin,
+               .word_off = (const uint32_t *)(const void *)(f->data + t[T_WORD_OFF]->begin),
+               .fol_off = (const uint32_t *)(const void *)(f->data + t[T_FOL_OFF]->begin),
+               .fol = (const uint32_t *)(const void *)(f->data + t[T_FOL]->begin),
+               .fol_p = (const float *)(const void *)(f->data + t[T_FOL_P]->begin),
+               .nw = (uint32_t)(nw1 - 1),
+               .nf = (uint32_t)nf};
+    if (p.word_off[0] != 0 || p.word_off[p.nw] != (uint64_t)nb || p.fol_off[0] != 0 || p.fol_off[p.nw] != p.nf)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "prior: offsets must start at 0 and end at their array's size");
+    for (uint32_t i = 0; i < p.nw; i++) {
+        uint32_t a = p.word_off[i], b = p.word_off[i + 1];
+        if (b <= a || b - a > PRIOR_MAX_WORD || b > nb)
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "prior: word %u is empty, longer than %d bytes or outside words",
+                           i, PRIOR_MAX_WORD);
+        if (!utf8_valid(p.words + a, b - a))
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "prior: word %u is not valid UTF-8", i);
+        if (i > 0 && cmp_bytes(p.words + p.word_off[i - 1], a - p.word_off[i - 1], p.words + a, b - a) >= 0)
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "prior: words must be sorted and distinct (word %u)", i);
+        uint32_t fa = p.fol_off[i], fb = p.fol_off[i + 1];
+        if (fb < fa || fb > p.nf)
+            return err_set(err, errlen, LAYA_ERR_FORMAT, "prior: fol_off must not decrease (word %u)", i);
+        for (uint32_t j = fa; j < fb; j++) {
+            float q = p.fol_p[j];
+            if (p.fol[j] >= p.nw || !(q > 0 && q <= 1) || (j > fa && q > p.fol_p[j - 1]))
+                return err_set(err, errlen, LAYA_ERR_FORMAT,
+                               "prior: follower %u of word %u: an id out of range or a probability outside (0, 1] or "
+                               "out of order",
+                               j - fa, i);
+        }
+    }
+    *out = p;
+    return LAYA_OK;
+}
+
+/* The id of the word w[0..n), or -1. */
+static int64_t find_word(const prior *p, const uint8_t *w, size_t n) {
+    uint32_t lo = 0, hi = p->nw;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const uint8_t *m = p->words + p->word_off[mid];
+        int c = cmp_bytes(m, p->word_off[mid + 1] - p->word_off[mid], w, n);
+        if (c == 0) return mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+int prior_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out, int max) {
+    if (!p || p->nw == 0 || max <= 0) return 0;
+    if (max > PRIOR_MAX_CAND) max = PRIOR_MAX_CAND;
+    /* the starts of the last PRIOR_MAX_CHARS Han characters, nearest first */
+    size_t start[PRIOR_MAX_CHARS];
+    int nc = 0;
+    size_t at = len;
+    while (nc < PRIOR_MAX_CHARS && at > 0) {
+        size_t prev = utf8_prev(ctx, at);
+        int32_t c = utf8_cp_at(ctx, len, prev);
+        if (c < 0 || !utf8_han_cp((uint32_t)c) || utf8_next(ctx, len, prev) != at) break;
+        start[nc++] = prev;
+        at = prev;
+    }
+    /* the longest word with followers */
+    for (int i = nc - 1; i >= 0; i--) {
+        size_t n = len - start[i];
+        if (n > PRIOR_MAX_WORD) continue;
+        int64_t id = find_word(p, ctx + start[i], n);
+        if (id < 0) continue;
+        uint32_t a = p->fol_off[id], b = p->fol_off[id + 1];
+        if (a == b) continue;
+        int k = 0;
+        for (uint32_t j = a; j < b && k < max; j++, k++) {
+            uint32_t w = p->fol[j];
+            out[k].text = p->words + p->word_off[w];
+            out[k].len = (int)(p->word_off[w + 1] - p->word_off[w]);
+            out[k].p = p->fol_p[j];
+        }
+        return k;
+    }
+    return 0;
+}
+
+int prior_is_tensor(const char *name, const char *prefix) {
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n)) return 0;
+    for (int i = 0; i < PRIOR_TENSORS; i++)
+        if (!strcmp(name + n, NAMES[i])) return 1;
+    return 0;
+}
+
+/* Maps a whole file read-only and parses its container; *map, *len and f
+ * are the caller's to release (munmap, st_free) on success. */
+static laya_status map_st(const char *path, const char *what, void **map, size_t *len, st_file *f, char *err,
+                          size_t errlen) {
+    int fd;
+    laya_status st = file_open_regular(path, what, &fd, len, err, errlen);
+    if (st) return st;
+    *map = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (*map == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "%s: cannot map the %s (empty?)", path, what);
+    char e[300] = "";
+    if ((st = st_parse(*map, *len, f, e, sizeof e))) {
+        munmap(*map, *len);
+        return err_set(err, errlen, st, "%s: %s", path, e);
+    }
+    return LAYA_OK;
+}
+
+laya_status prior_embed(const char *model_path, const char *prior_path, const char *out_path, char *err,
+                        size_t errlen) {
+    void *mm, *pm;
+    size_t ml, pl;
+    st_file mf, pf;
+    laya_status st = map_st(model_path, "model", &mm, &ml, &mf, err, errlen);
+    if (st) return st;
+    if ((st = map_st(prior_path, "prior", &pm, &pl, &pf, err, errlen))) {
+        st_free(&mf);
+        munmap(mm, ml);
+        return st;
+    }
+    prior p;
+    int present;
+    char e[300] = "";
+    const char *src = st_meta(&pf, "source");
+    st_out *out = calloc((size_t)mf.n + PRIOR_TENSORS, sizeof *out);
+    json_t *meta = mf.meta ? json_deep_copy(mf.meta) : json_object();
+    if (!out || !meta) st = err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory");
+    else if (!st_find(&mf, "tokenizer") || !st_meta(&mf, "format") || strcmp(st_meta(&mf, "format"), "laya"))
+        st = err_set(err, errlen, LAYA_ERR_FORMAT, "%s: not a Laya model file", model_path);
+    else if (!st_meta(&pf, "format") || strcmp(st_meta(&pf, "format"), "laya-prior"))
+        st = err_set(err, errlen, LAYA_ERR_FORMAT, "%s: not a Laya prior (__metadata__ format \"laya-prior\")",
+                     prior_path);
+    else if ((st = prior_parse(&pf, "", &p, &present, e, sizeof e)) || !present)
+        st = err_set(err, errlen, st ? st : LAYA_ERR_FORMAT, "%s: %s", prior_path, st ? e : "no prior tensors");
+    if (!st) {
+        /* the model's tensors (an old prior left out), the prior, the tokenizer last */
+        int no = 0;
+        char names[PRIOR_TENSORS][32];
+        for (int i = 0; i < mf.n; i++) {
+            const st_tensor *t = &mf.t[i];
+            if (!strcmp(t->name, "tokenizer") || prior_is_tensor(t->name, "prior.")) continue;
+            out[no] = (st_out){.name = t->name, .dtype = t->dtype, .ndim = t->ndim, .src = mf.data + t->begin};
+            memcpy(out[no].shape, t->shape, sizeof t->shape);
+            no++;
+        }
+        for (int i = 0; i < PRIOR_TENSORS; i++) {
+            const st_tensor *t = st_find(&pf, NAMES[i]);
+            snprintf(names[i], sizeof names[i], "prior.%s", NAMES[i]);
+            out[no] = (st_out){.name = names[i], .dtype = t->dtype, .ndim = 1, .shape = {t->shape[0]},
+                               .src = pf.data + t->begin};
+            no++;
+        }
+        const st_tensor *tk = st_find(&mf, "tokenizer");
+        out[no] = (st_out){.name = "tokenizer", .dtype = tk->dtype, .ndim = 1, .shape = {tk->shape[0]},
+                           .src = mf.data + tk->begin};
+        no++;
+        json_object_set_new(meta, "prior", json_string(src ? src : "unnamed"));
+        json_object_del(meta, "data_blake2b");
+        st = st_write(out_path, out, no, meta, "data_blake2b", err, errlen);
+    }
+    json_decref(meta);
+    free(out);
+    st_free(&pf);
+    munmap(pm, pl);
+    st_free(&mf);
+    munmap(mm, ml);
+    return st;
+}

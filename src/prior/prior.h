@@ -1,0 +1,76 @@
+/* prior.h - a static next-word prior from a large n-gram model, consulted
+ * by the search at run time (issue 15: an n-gram model's knowledge
+ * interpolated inside the search; engine/blend.c mixes it in).
+ *
+ * The prior is a table of words and, for each, its most probable followers
+ * with P(follower | word). Laya's prior for Chinese is exported from
+ * libime's language model by scripts/corpus/ngram/libime_prior.cc, which
+ * documents the tensors (words, word_off, fol_off, fol, fol_p) and the
+ * metadata. It is stored in a model file as tensors named "prior.<name>"
+ * (model_file.c) or in a file of its own with the bare names; either way it
+ * is read in place (borrowed from the caller's bytes) after prior_parse
+ * validated it as hostile input.
+ *
+ * A query looks at the text before the cursor: when it ends in a Han
+ * character, the longest word of the table (at most PRIOR_MAX_CHARS
+ * characters, inside the run of Han characters) that the text ends with
+ * and that has followers proposes them. Text that ends otherwise gets no
+ * proposal: the prior knows whole words, not what follows a partial one.
+ *
+ * Shape letters: NB bytes of words, NW words, NF followers. */
+#ifndef LAYA_PRIOR_H
+#define LAYA_PRIOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "laya.h"
+#include "model/st.h"
+
+enum { PRIOR_MAX_CHARS = 6, PRIOR_MAX_CAND = 16, PRIOR_MAX_WORD = 64 };
+
+typedef struct {
+    const uint8_t *words;      /* (NB) the words' bytes, sorted words */
+    const uint32_t *word_off;  /* (NW+1) */
+    const uint32_t *fol_off;   /* (NW+1) */
+    const uint32_t *fol;       /* (NF) follower word ids */
+    const float *fol_p;        /* (NF) P(follower | word), decreasing per word */
+    uint32_t nw, nf;
+} prior;
+
+typedef struct {
+    const uint8_t *text;       /* the follower's bytes, inside the prior */
+    int len;
+    double p;
+} prior_cand;
+
+/* Validates the prior's tensors prefix+"words", ... in f and points out at
+ * them (f's data must outlive out). present: set to 0 when f holds no
+ * tensor of the prior at all (out zeroed, LAYA_OK), 1 otherwise. Checks
+ * dtypes, shapes, offsets increasing and inside their arrays, words sorted
+ * and distinct, valid UTF-8, at most PRIOR_MAX_WORD bytes, follower ids in
+ * range, probabilities in (0, 1] and decreasing per word. Returns
+ * LAYA_ERR_FORMAT with a reason otherwise. */
+laya_status prior_parse(const st_file *f, const char *prefix, prior *out, int *present, char *err, size_t errlen);
+
+/* The number of tensors of a prior (what prior_parse found when present). */
+enum { PRIOR_TENSORS = 5 };
+
+/* 1 iff name is prefix followed by one of the prior's tensor names. */
+int prior_is_tensor(const char *name, const char *prefix);
+
+/* Writes out_path: the model file model_path with the prior of the file
+ * prior_path (bare tensor names, validated by prior_parse) added as
+ * "prior.<name>" tensors before the tokenizer, and __metadata__ "prior"
+ * set to the prior's "source" (a prior already in the model is replaced).
+ * The data checksum is recomputed; the signature is not (sign the output).
+ * Neither input is modified; out_path is written atomically. */
+laya_status prior_embed(const char *model_path, const char *prior_path, const char *out_path, char *err,
+                        size_t errlen);
+
+/* The followers of the longest word the text ctx[0..len) ends with (see
+ * the top), best first, at most max (<= PRIOR_MAX_CAND); 0 when none. The
+ * work is at most PRIOR_MAX_CHARS binary searches; nothing is allocated.
+ * This function can't fail. */
+int prior_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out, int max);
+
+#endif
