@@ -37,7 +37,7 @@ long cli_int(const char *opt, const char *v, long lo, long hi);
  * stores its value in *o and returns the number of arguments used (2), else
  * returns 0. Dies on a bad value. */
 int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o);
-#define CLI_SEARCH_USAGE "[--beam B] [--max-tokens N] [--max-words N] [--max-steps N] [--min-prob P]"
+#define CLI_SEARCH_USAGE "[--beam B] [--max-tokens N] [--max-words N] [--max-steps N] [--min-prob P] [--prior-weight W]"
 
 /* Seconds on the monotonic clock (for durations). */
 double cli_now_s(void);

@@ -96,7 +96,7 @@ void laya_model_free(laya_model *lm) {
  * CSR@3 0.1788 / 0.1783 / 0.1774, precision 0.190 / 0.202 / 0.218; at 0.01
  * both lose 0.4 points. 0.002 hides what is nearly never taken (such as
  * "tile" at 0.0012 after "send the rep") for a tenth of a point. */
-#define ENGINE_PRIOR_WEIGHT 0.2f
+#define ENGINE_PRIOR_WEIGHT 0.6f
 engine_cfg engine_cfg_default(void) {
     engine_cfg c = {.beam = 3, .max_tokens = 3, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
                     .max_steps = 12, .prune = 1, .min_prob = 0.002f, .prior_weight = ENGINE_PRIOR_WEIGHT};
