@@ -1116,6 +1116,79 @@ TEST(model_sign_refuses_any_changed_byte) {
     free(b.p);
 }
 
+/* Writes path.sig by hand: magic, kp's key and Ed25519 over p[0..n). */
+static void write_sig(const char *path, const char *magic, const keypair *kp, const uint8_t *p, size_t n) {
+    uint8_t sig[MODEL_SIG_BYTES];
+    crypto_sign_detached(sig, NULL, p, n, kp->sk);
+    char kh[65], sh[129], line[300], spath[600];
+    sodium_bin2hex(kh, sizeof kh, kp->pk, MODEL_KEY_BYTES);
+    sodium_bin2hex(sh, sizeof sh, sig, sizeof sig);
+    snprintf(line, sizeof line, "%s %s %s\n", magic, kh, sh);
+    snprintf(spath, sizeof spath, "%s.sig", path);
+    write_file(spath, (const uint8_t *)line, strlen(line));
+}
+
+/* laya sign writes v2 (the header, which names the data's BLAKE2b) for a
+ * model, v1 (every byte) for a file without that; a v1 signature made
+ * before v2 still loads and still guards every byte; a signature of one
+ * kind is not taken for the other; a v2 signature does not cover a data
+ * section whose BLAKE2b the header does not name. */
+TEST(model_sign_v2_header_and_v1_whole_file) {
+    CHECK(sodium_init() >= 0);
+    keypair kp;
+    crypto_sign_keypair(kp.pk, kp.sk);
+    bytes b = valid_file(QT_F32, "v.safetensors");
+    char path[512], sig[600], err[600] = "";
+    snprintf(path, sizeof path, "%s/v.safetensors", dir);
+    snprintf(sig, sizeof sig, "%s.sig", path);
+    const size_t hb = 8 + (size_t)hdr_len(b);
+    CHECKF(model_sign_file(path, kp.sk, NULL, err, sizeof err) == LAYA_OK, "%s", err);
+    bytes s = read_file(sig);
+    CHECK(s.n > 24 && !memcmp(s.p, "laya-model-signature-v2 ", 24));
+    free(s.p);
+    /* the signature is Ed25519 over the header bytes alone */
+    write_sig(path, "laya-model-signature-v2", &kp, b.p, hb);
+    bytes s2 = read_file(sig);
+    CHECK(model_sign_file(path, kp.sk, NULL, err, sizeof err) == LAYA_OK);
+    s = read_file(sig);
+    CHECK(s.n == s2.n && !memcmp(s.p, s2.p, s.n));
+    free(s.p);
+    free(s2.p);
+    CHECKF(load_signed(path, &kp, 0, err, sizeof err) == LAYA_OK, "v2: %s", err);
+    /* v1 over every byte (the .sig files of before): loads, and a flipped data byte is refused */
+    write_sig(path, "laya-model-signature-v1", &kp, b.p, b.n);
+    CHECKF(load_signed(path, &kp, 0, err, sizeof err) == LAYA_OK, "v1: %s", err);
+    bytes c = copy_of(b);
+    c.p[b.n - 100] ^= 4;
+    write_file(path, c.p, c.n);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"));
+    free(c.p);
+    write_file(path, b.p, b.n);
+    /* one kind's signature under the other's name */
+    write_sig(path, "laya-model-signature-v1", &kp, b.p, hb);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"));
+    write_sig(path, "laya-model-signature-v2", &kp, b.p, b.n);
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"));
+    /* a header without data_blake2b: signed v2 by hand, its data is not covered */
+    json_t *h = header(b);
+    json_object_del(json_object_get(h, "__metadata__"), "data_blake2b");
+    c = with_header(b, h, 0, 0);
+    json_decref(h);
+    write_file(path, c.p, c.n);
+    write_sig(path, "laya-model-signature-v2", &kp, c.p, 8 + (size_t)hdr_len(c));
+    CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"));
+    /* and laya sign signs such a file (or any other) whole: v1 */
+    CHECK(model_sign_file(path, kp.sk, NULL, err, sizeof err) == LAYA_OK);
+    s = read_file(sig);
+    CHECK(s.n > 24 && !memcmp(s.p, "laya-model-signature-v1 ", 24));
+    free(s.p);
+    model_sig_verdict v;
+    model_trust t = {.keys = (const uint8_t (*)[MODEL_KEY_BYTES])kp.pk, .n_keys = 1, .no_project_key = 1};
+    CHECK(model_sig_check_file(path, &t, &v, NULL, err, sizeof err) == LAYA_OK && v == MODEL_SIG_TRUSTED);
+    free(c.p);
+    free(b.p);
+}
+
 TEST(model_sign_says_unsigned_or_another_key) {
     CHECK(sodium_init() >= 0);
     keypair kp, other;

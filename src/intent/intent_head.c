@@ -247,7 +247,8 @@ laya_status intent_load(const char *path, const model_trust *trust, int H, const
     if (!path || !trust) return err_set(err, errlen, LAYA_ERR_ARG, "intent_load: NULL argument");
     void *map;
     size_t len;
-    laya_status st = model_map_signed(path, "intent head", 8, (size_t)64 << 20, trust, &map, &len, err, errlen);
+    laya_status st = model_map_signed(path, "intent head", 8, (size_t)64 << 20, trust, &map, &len, NULL, err,
+                                      errlen);
     if (st != LAYA_OK) return st;
     st_file f;
     char e[400] = "";

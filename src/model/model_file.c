@@ -295,8 +295,9 @@ static laya_status want_shape(const st_tensor *t, const char *name, st_dtype dt,
 }
 
 /* Everything after the container checks: metadata, tensors, checksum,
- * values, tokenizer; fills m. */
-static laya_status load_checked(const st_file *f, model *m, char *err, size_t errlen) {
+ * values, tokenizer; fills m. verified: a v2 signature's check hashed the
+ * data against data_blake2b already (model_map_signed). */
+static laya_status load_checked(const st_file *f, int verified, model *m, char *err, size_t errlen) {
     laya_status st;
     if ((st = meta_is(f, "format", MODEL_FORMAT, LAYA_ERR_FORMAT, err, errlen))) return st;
     if ((st = meta_is(f, "format_version", "1", LAYA_ERR_UNSUPPORTED, err, errlen))) return st;
@@ -372,14 +373,16 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
         }
     }
 
-    /* checksum: reads every byte once, which also faults in every page */
+    /* checksum: reads every byte once, which also faults in every page (C5's
+     * "touch every weight"); a v2 signature's check has just done both,
+     * against this very data_blake2b (model_sign.h) */
     const char *sum = st_meta(f, "data_blake2b"), *tsum = st_meta(f, "tokenizer_sha256");
     if (!sum || !tsum)
         return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks data_blake2b or tokenizer_sha256");
     char hex[65];
-    st_blake2b_hex(f->data, (size_t)f->data_len, hex);
+    if (!verified) st_blake2b_hex(f->data, (size_t)f->data_len, hex);
 #ifndef LAYA_FUZZ   /* the fuzz build lets mutated data reach the checks behind the checksums */
-    if (strcmp(hex, sum))
+    if (!verified && strcmp(hex, sum))
         return err_set(err, errlen, LAYA_ERR_SIGNATURE,
                        "checksum mismatch: the data section hashes to %.12s..., data_blake2b says %.12s...: "
                        "the file is corrupt or was modified", hex, sum);
@@ -488,7 +491,8 @@ laya_status model_load_opts(const char *path, const model_trust *trust, model **
     if (!path || !trust) return err_set(err, errlen, LAYA_ERR_ARG, "no model path given");
     void *map;
     size_t len;
-    laya_status st = model_map_signed(path, "model", 8, SIZE_MAX, trust, &map, &len, err, errlen);
+    int verified = 0;
+    laya_status st = model_map_signed(path, "model", 8, SIZE_MAX, trust, &map, &len, &verified, err, errlen);
     if (st != LAYA_OK) return st;
     model *m = calloc(1, sizeof *m);
     if (!m) {
@@ -501,7 +505,7 @@ laya_status model_load_opts(const char *path, const model_trust *trust, model **
     char e[400] = "";
     st = st_parse(map, len, &f, e, sizeof e);
     if (st == LAYA_OK) {
-        st = load_checked(&f, m, e, sizeof e);
+        st = load_checked(&f, verified, m, e, sizeof e);
         st_free(&f);
     }
     if (st != LAYA_OK) {

@@ -76,7 +76,8 @@ cp "$T/me.key" "$T/me.key.orig"
 fails_with "keygen never overwrites a key" "not overwriting" "$LAYA" keygen --out "$T/me"
 check "... and the key is unchanged" cmp -s "$T/me.key" "$T/me.key.orig"
 "$LAYA" sign "$M" --key "$T/me.key" >"$T/s.out" 2>"$T/err"
-check "sign writes MODEL.sig" sh -c "[ $? -eq 0 ] && grep -q '^laya-model-signature-v1 ' '$M.sig'"
+check "sign writes MODEL.sig (v2: over the header, which names the data's BLAKE2b)" \
+    sh -c "[ $? -eq 0 ] && grep -q '^laya-model-signature-v2 ' '$M.sig'"
 fails_with "a model signed by your key is refused until you trust it" "signed by another key" \
     "$LAYA" complete --model "$M" "Best re"
 check "LAYA_TRUSTED_KEYS=me.pub loads it" \
