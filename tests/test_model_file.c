@@ -856,7 +856,7 @@ TEST(model_file_panel_layout_is_the_same_model) {
         snprintf(ppath, sizeof ppath, "%s/pp.safetensors", dir);
         snprintf(qpath, sizeof qpath, "%s/pq.safetensors", dir);
         snprintf(bpath, sizeof bpath, "%s/pb.safetensors", dir);
-        model *mr = NULL, *mp = NULL, *mb = NULL;
+        model *mr = NULL, *mp = NULL;
         CHECKF(load_unsigned(rpath, &mr, err, sizeof err) == LAYA_OK, "%s", err);
         CHECKF(model_save_relayout(ppath, mr, MODEL_LAYOUT_PANEL, "{\"from\":\"test\"}", err, sizeof err) == LAYA_OK,
                "%s", err);
@@ -915,7 +915,6 @@ TEST(model_file_panel_layout_is_the_same_model) {
         free(q.p);
         free(back.p);
         free(pan.p);
-        model_free(mb);
         model_free(mp);
         model_free(mr);
         free(b.p);
