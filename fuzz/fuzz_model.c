@@ -4,7 +4,8 @@
  * signature and checksum checks so that mutations reach the parser and the
  * checks behind them. Oracle: a refusal explains itself; a model that loads
  * runs steps and logits through every matrix without a sanitizer report.
- * Seeds: fuzz/corpus/model (f32, f16, q8, q4 tiny models: fuzz_seeds.c). */
+ * Seeds: fuzz/corpus/model (f32, f16, q8, q4 tiny models, q8 and q4 in the
+ * panel layout: fuzz_seeds.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,7 +27,7 @@ static void mkdirs(const char *root, const char *sub, char *out, size_t cap) {
     if (mkdir(out, 0755) != 0 && errno != EEXIST) fz_fail("mkdir %s", out);
 }
 
-static void model_seed(const char *dir, const char *name, model_cfg c, qtype q) {
+static void model_seed(const char *dir, const char *name, model_cfg c, qtype q, model_layout layout) {
     size_t n = model_n_params(&c);
     float *p = malloc(n * sizeof *p);
     uint32_t s = 5;
@@ -41,7 +41,8 @@ static void model_seed(const char *dir, const char *name, model_cfg c, qtype q) 
     if (!p || !t || tok_save(t, &blob, &bn) != LAYA_OK) fz_fail("out of memory");
     char path[512], err[256] = "";
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (model_save_quant(path, &c, p, q, 32, blob, bn, "{\"from\":\"fuzz_seeds\"}", err, sizeof err) != LAYA_OK)
+    if (model_save_quant_layout(path, &c, p, q, 32, layout, blob, bn, "{\"from\":\"fuzz_seeds\"}", err, sizeof err) !=
+        LAYA_OK)
         fz_fail("%s", err);
     free(blob);
     tok_free(t);
@@ -68,10 +69,18 @@ int main(int argc, char **argv) {
     char dir[400];
 
     mkdirs(root, "model", dir, sizeof dir);
-    model_seed(dir, "f32.safetensors", (model_cfg){.V = 300, .H = 16, .D = 8, .L = 1, .W = 3}, QT_F32);
-    model_seed(dir, "f16.safetensors", (model_cfg){.V = 300, .H = 16, .D = 8, .L = 2, .W = 2}, QT_F16);
-    model_seed(dir, "q8.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 3}, QT_Q8);
-    model_seed(dir, "q4.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 2}, QT_Q4);
+    model_seed(dir, "f32.safetensors", (model_cfg){.V = 300, .H = 16, .D = 8, .L = 1, .W = 3}, QT_F32,
+               MODEL_LAYOUT_ROWS);
+    model_seed(dir, "f16.safetensors", (model_cfg){.V = 300, .H = 16, .D = 8, .L = 2, .W = 2}, QT_F16,
+               MODEL_LAYOUT_ROWS);
+    model_seed(dir, "q8.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 3}, QT_Q8,
+               MODEL_LAYOUT_ROWS);
+    model_seed(dir, "q4.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 2}, QT_Q4,
+               MODEL_LAYOUT_ROWS);
+    model_seed(dir, "q8panel.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 3}, QT_Q8,
+               MODEL_LAYOUT_PANEL);
+    model_seed(dir, "q4panel.safetensors", (model_cfg){.V = 260, .H = 32, .D = 32, .L = 1, .W = 2}, QT_Q4,
+               MODEL_LAYOUT_PANEL);
 
     mkdirs(root, "intent", dir, sizeof dir);
     int hs[2] = {16, 3};

@@ -15,6 +15,8 @@
 
 #include "engine/engine.h"
 #include "kern/kern.h"
+#include "model/model.h"
+#include "model/model_sign.h"
 #include "test.h"
 
 /* AVX2 and AVX-512 differ in summation order only, which moves a
@@ -69,3 +71,71 @@ static void check_golden(const char *isa, const char *fixture) {
 TEST(engine_golden_suggestions_ref) { check_golden("ref", "golden/suggest_ref.jsonl"); }
 TEST(engine_golden_suggestions_avx2) { check_golden("avx2", "golden/suggest.jsonl"); }
 TEST(engine_golden_suggestions_avx512) { check_golden("avx512", "golden/suggest.jsonl"); }
+
+/* The shipped model in both layouts (models/MODEL.md: the file is in one,
+ * model_save_relayout writes the other) is one model: over every golden
+ * context the two give the same suggestions with the same probabilities
+ * bit for bit, and the same logits after the context's tokens. */
+TEST(engine_golden_layouts_agree) {
+    char err[512] = "", other[600];
+    model *a = NULL, *b = NULL;
+    CHECKF(model_load("models/default.safetensors", &a, err, sizeof err) == LAYA_OK, "%s", err);
+    const int panel = a->emb.data == NULL;
+    snprintf(other, sizeof other, "%s/other.safetensors", test_tmpdir());
+    CHECKF(model_save_relayout(other, a, panel ? MODEL_LAYOUT_ROWS : MODEL_LAYOUT_PANEL, NULL, err, sizeof err) ==
+               LAYA_OK, "%s", err);
+    static const model_trust unsigned_ok = {.allow_unsigned = 1};
+    CHECKF(model_load_opts(other, &unsigned_ok, &b, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECK((b->emb.data == NULL) != panel);
+    char ia[65], ib[65];
+    CHECK(model_identity(a, ia) == LAYA_OK && model_identity(b, ib) == LAYA_OK && !strcmp(ia, ib));
+    laya_model *la = NULL, *lb = NULL;
+    CHECK(engine_model_wrap(a, 1, &la) == LAYA_OK && engine_model_wrap(b, 1, &lb) == LAYA_OK);
+    FILE *f = fopen(test_fixture("golden/suggest.jsonl"), "r");
+    CHECK(f);
+    char line[4096];
+    int contexts = 0, same = 1;
+    const int V = a->cfg.V, H = a->cfg.H;
+    float *mem = malloc((2 * model_state_floats(&a->cfg) + model_scratch_floats(&a->cfg) + 2 * (size_t)H +
+                         2 * (size_t)V) * sizeof(float));
+    while (same && fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        const char *ctx = json_string_value(json_object_get(o, "context"));
+        laya_session *sa = NULL, *sb = NULL;
+        laya_suggestion oa[GOLDEN_K], ob[GOLDEN_K];
+        int na = 0, nb = 0;
+        same = ctx && laya_session_new(la, &sa) == LAYA_OK && laya_session_new(lb, &sb) == LAYA_OK &&
+               laya_session_set_context(sa, ctx, strlen(ctx)) == LAYA_OK &&
+               laya_session_set_context(sb, ctx, strlen(ctx)) == LAYA_OK &&
+               laya_suggest(sa, GOLDEN_K, oa, &na) == LAYA_OK && laya_suggest(sb, GOLDEN_K, ob, &nb) == LAYA_OK &&
+               na == nb;
+        for (int i = 0; same && i < na; i++)
+            same = oa[i].len == ob[i].len && !memcmp(oa[i].text, ob[i].text, oa[i].len) &&
+                   !memcmp(&oa[i].prob, &ob[i].prob, sizeof oa[i].prob);
+        /* the raw step outputs and logits over the context's tokens */
+        int32_t ids[256];
+        size_t n = ctx ? tok_encode(a->tok, (const uint8_t *)ctx, strlen(ctx), ids, 256) : 0;
+        model_state s1, s2;
+        model_state_init(&a->cfg, &s1, mem);
+        model_state_init(&a->cfg, &s2, mem + model_state_floats(&a->cfg));
+        float *scratch = mem + 2 * model_state_floats(&a->cfg), *y1 = scratch + model_scratch_floats(&a->cfg);
+        float *y2 = y1 + H, *l1 = y2 + H, *l2 = l1 + V;
+        for (size_t i = 0; same && i < n && i < 256; i++) {
+            model_step(a, &s1, ids[i], scratch, y1);
+            model_step(b, &s2, ids[i], scratch, y2);
+            model_logits(a, y1, l1);
+            model_logits(b, y2, l2);
+            same = !memcmp(y1, y2, (size_t)H * sizeof *y1) && !memcmp(l1, l2, (size_t)V * sizeof *l1);
+        }
+        if (!same) fprintf(stderr, "    context '%s' differs between the layouts\n", ctx ? ctx : "?");
+        laya_session_free(sa);
+        laya_session_free(sb);
+        json_decref(o);
+        contexts++;
+    }
+    fclose(f);
+    free(mem);
+    laya_model_free(la);
+    laya_model_free(lb);
+    CHECK(same && contexts >= 8);
+}

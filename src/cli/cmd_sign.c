@@ -1,7 +1,8 @@
 /* cmd_sign.c - signed models (C5, model/model_sign.h):
  *
  *   laya keygen [--out PREFIX]                 PREFIX.key (0600) and PREFIX.pub; never overwrites
- *   laya sign MODEL --key PREFIX.key [--out SIG]   SIG (default MODEL.sig): Ed25519 over MODEL's bytes
+ *   laya sign MODEL --key PREFIX.key [--out SIG]   SIG (default MODEL.sig): Ed25519 over MODEL's header,
+ *                                              which names its data's BLAKE2b (model_sign.h: v2)
  *   laya verify MODEL [--pubkey P.pub]...      exit 0 iff MODEL.sig is a good signature by a trusted
  *                                              key (the --pubkey keys if given, else the project key
  *                                              and $LAYA_TRUSTED_KEYS) and MODEL is a valid model
@@ -44,8 +45,9 @@ int cmd_sign(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("usage: laya sign MODEL --key PREFIX.key [--out SIG]\n"
-                   "Writes SIG (default MODEL.sig), an Ed25519 signature of MODEL's bytes, after\n"
-                   "checking that MODEL is a valid model. Replaces an older signature.\n");
+                   "Writes SIG (default MODEL.sig), an Ed25519 signature of MODEL's header, which\n"
+                   "names the BLAKE2b-256 of the rest (so every byte is covered), after checking\n"
+                   "that MODEL is a valid model. Replaces an older signature.\n");
             return 0;
         } else if (!strcmp(a, "--key") && i + 1 < argc) {
             key = argv[++i];

@@ -19,7 +19,9 @@
  *     format "laya-intent", format_version "1",
  *     classes   the class names joined by ',' in intent_names' order,
  *     hidden    H,
- *     base_blake2b  the base model's data_blake2b: a head trained on
+ *     base_blake2b  the base model's identity (model_identity: its
+ *               data_blake2b in the row-major layout, so a head serves
+ *               the model's panel-layout file too): a head trained on
  *               another model's states is refused,
  *     threshold the probability above which a class is reported (measured
  *               by `laya intent train` on its held-out split),
@@ -83,7 +85,8 @@ laya_status intent_save(const intent_head *h, const char *path, const char *base
 laya_status intent_load(const char *path, const model_trust *t, int H, const char *base_blake2b,
                         intent_head **out, char *err, size_t errlen);
 
-/* The data_blake2b of a model's metadata (64 hex + NUL into hex), or
+/* The model's identity (model_identity: its data_blake2b in the row-major
+ * layout, whichever layout its file has; 64 hex + NUL into hex), or
  * LAYA_ERR_FORMAT when it has none. */
 laya_status intent_model_sum(const laya_model *m, char hex[65]);
 

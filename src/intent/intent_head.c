@@ -16,6 +16,7 @@
 
 #include "engine/engine.h"
 #include "kern/kern.h"
+#include "model/model.h"
 #include "model/st.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -121,15 +122,8 @@ void intent_forward_ref(const intent_head *h, const float *y, float *hid, float 
 }
 
 laya_status intent_model_sum(const laya_model *lm, char hex[65]) {
-    const model *m = engine_model(lm);
     hex[0] = 0;
-    if (!m || !m->meta_json) return LAYA_ERR_FORMAT;
-    json_t *j = json_loads(m->meta_json, 0, NULL);
-    const char *s = json_string_value(json_object_get(j, "data_blake2b"));
-    laya_status st = s && strlen(s) == 64 ? LAYA_OK : LAYA_ERR_FORMAT;
-    if (!st) memcpy(hex, s, 65);
-    json_decref(j);
-    return st;
+    return lm ? model_identity(engine_model(lm), hex) : LAYA_ERR_FORMAT;
 }
 
 static const char *class_list(char *buf, size_t n) {
@@ -253,7 +247,8 @@ laya_status intent_load(const char *path, const model_trust *trust, int H, const
     if (!path || !trust) return err_set(err, errlen, LAYA_ERR_ARG, "intent_load: NULL argument");
     void *map;
     size_t len;
-    laya_status st = model_map_signed(path, "intent head", 8, (size_t)64 << 20, trust, &map, &len, err, errlen);
+    laya_status st = model_map_signed(path, "intent head", 8, (size_t)64 << 20, trust, &map, &len, NULL, err,
+                                      errlen);
     if (st != LAYA_OK) return st;
     st_file f;
     char e[400] = "";

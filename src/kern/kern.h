@@ -20,11 +20,15 @@ typedef struct {
     qtype type;
     int32_t rows, cols;    /* R, C */
     int32_t group;         /* weights per scale/bias group (q8/q4), else 0 */
-    const void *data;      /* (R, C) elements of type (packed for q4) */
+    const void *data;      /* (R, C) elements of type (packed for q4); NULL for a
+                              q8/q4 matrix held only in panel form */
     const float *scales;   /* (R, C/group) for q8/q4, else NULL */
     const float *biases;   /* (R, C/group) for q8/q4, else NULL */
     const void *panel;     /* the same q8/q4 weights in panel form (kern_panel_pack),
-                              which matvec/matmat then read instead; NULL if none */
+                              which matvec/matmat then read instead; NULL if none.
+                              With data NULL (a model file stored in panel form,
+                              mapped as it is) it is the only form: dot_rows and
+                              kern_row_f32 read a row back from it (kern_panel_row) */
 } qmat;
 
 /* ---- Panel form (kern_panel.c) ----
@@ -49,6 +53,10 @@ size_t kern_panel_bytes(const qmat *w);
 /* Writes w's panel form into mem (kern_panel_bytes(w) bytes, 32-byte
  * aligned, caller-owned); the caller then sets w->panel = mem. */
 void kern_panel_pack(const qmat *w, void *mem);
+/* Row r of w's panel form back in the stored form: codes (quant_row_bytes
+ * of one row), scales and biases (C/G each); exactly what kern_panel_pack
+ * read for that row. Needs w->panel, type, rows, cols and group only. */
+void kern_panel_row(const qmat *w, int32_t r, uint8_t *codes, float *scales, float *biases);
 
 typedef struct {
     const char *name;  /* "ref", "avx2", "avx512" */

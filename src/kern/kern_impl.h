@@ -81,6 +81,18 @@ void kern_quant_x(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *o
  * kern_quant_x). The per-ISA q8/q4 kernels quantize x with it. */
 void kern_quant_x_avx2(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out);
 
+/* Row r of a q8/q4 matrix as the kernels read it: codes (the stored row),
+ * scales and biases (C/G each), pointing into the stored form, or, for a
+ * matrix held only in panel form (data NULL), into buf, where the row is
+ * read back (kern_panel_row). Such a matrix always has a fast shape
+ * (kern_q_fast: C <= KERN_QX_MAX_COLS, G >= 32), which buf is sized for. */
+typedef struct {
+    uint8_t codes[KERN_QX_MAX_COLS];
+    float scales[KERN_QX_MAX_GROUPS], biases[KERN_QX_MAX_GROUPS];
+} kern_qrow_buf;
+void kern_q_row(const qmat *w, int32_t r, kern_qrow_buf *buf, const uint8_t **codes, const float **scales,
+                const float **biases);
+
 /* 1 if w is q8/q4 with a group of 32/64/128 dividing C <= KERN_QX_MAX_COLS. */
 static inline int kern_q_fast(const qmat *w) {
     return (w->type == QT_Q8 || w->type == QT_Q4) && (w->group == 32 || w->group == 64 ||

@@ -1,6 +1,8 @@
 /* kern_panel.c - the panel form of q8/q4 matrices (kern.h): the layout's
  * one definition, written from the row-major stored form at model load.
- * Plain C, no ISA flags: it runs once per matrix, not per keystroke.
+ * Plain C, no ISA flags: packing runs once per matrix, not per keystroke;
+ * kern_panel_row reads one row back (the embedding lookup and the logits of
+ * listed tokens of a model stored in panel form).
  *
  * Shape letters: R rows, C columns, G group, NG = C/G groups, NP panels. */
 #include "kern/kern_impl.h"
@@ -57,5 +59,31 @@ void kern_panel_pack(const qmat *w, void *mem) {
             sc[((size_t)p * NG + g) * PR + lane] = w->scales[(size_t)r * NG + g];
             bi[((size_t)p * NG + g) * PR + lane] = w->biases[(size_t)r * NG + g];
         }
+    }
+}
+
+void kern_panel_row(const qmat *w, int32_t r, uint8_t *codes, float *scales, float *biases) {
+    const int q4 = w->type == QT_Q4;
+    const int32_t C = w->cols, NG = C / w->group, p = r / PR, lane = r % PR;
+    const kern_panel pv = kern_panel_view(w);
+    const uint8_t *src = pv.codes + (size_t)p * pv.stride + 4 * (size_t)lane;
+    if (!q4) {
+        for (int32_t k = 0; k < C / 4; k++) memcpy(codes + 4 * (size_t)k, src + 32 * (size_t)k, 4);
+    } else {
+        /* octet k: byte j holds column 8k+j (low) and 8k+4+j (high); the
+         * stored row's byte 4k+i holds columns 8k+2i (low) and 8k+2i+1 */
+        for (int32_t k = 0; k < C / 8; k++) {
+            const uint8_t *b = src + 32 * (size_t)k;
+            for (int i = 0; i < 4; i++) {
+                const int c0 = 2 * i, c1 = 2 * i + 1;
+                const unsigned lo = c0 < 4 ? b[c0] & 15u : b[c0 - 4] >> 4;
+                const unsigned hi = c1 < 4 ? b[c1] & 15u : b[c1 - 4] >> 4;
+                codes[4 * (size_t)k + (size_t)i] = (uint8_t)(lo | hi << 4);
+            }
+        }
+    }
+    for (int32_t g = 0; g < NG; g++) {
+        scales[g] = pv.scales[((size_t)p * NG + g) * PR + lane];
+        biases[g] = pv.biases[((size_t)p * NG + g) * PR + lane];
     }
 }

@@ -302,9 +302,34 @@ static void q_dot_rows(const qmat *w, const int32_t *rows, int n, const float *x
     }
     kern_qx qx;
     kern_quant_x_avx2(x, w->cols, w->group, w->type == QT_Q4, &qx);
+    if (w->data) {
 #define Q_CALL(q4, G) q_rows(w, rows, n, &qx, y, q4, G)
-    Q_VARIANTS(w, Q_CALL)
+        Q_VARIANTS(w, Q_CALL)
 #undef Q_CALL
+        return;
+    }
+    /* Panel form only (a model file stored so): 4 rows at a time read back
+     * into the stored form (kern_panel_row, exact), then the same loops, so
+     * the same sums bit for bit as from the stored file. */
+    enum { NB = 4 };
+    uint8_t codes[NB * KERN_QX_MAX_COLS];
+    float sc[NB * KERN_QX_MAX_GROUPS], bi[NB * KERN_QX_MAX_GROUPS];
+    const int32_t NG = w->cols / w->group, at[NB] = {0, 1, 2, 3};
+    const size_t rb = quant_row_bytes(w->type == QT_Q4 ? 4 : 8, w->cols);
+    qmat lw = *w;
+    lw.data = codes;
+    lw.scales = sc;
+    lw.biases = bi;
+    lw.panel = NULL;
+    for (int i = 0; i < n; i += NB) {
+        const int nb = n - i < NB ? n - i : NB;
+        for (int j = 0; j < nb; j++)
+            kern_panel_row(w, rows[i + j], codes + (size_t)j * rb, sc + (size_t)j * NG, bi + (size_t)j * NG);
+        lw.rows = nb;
+#define Q_CALL(q4, G) q_rows(&lw, at, nb, &qx, y + i, q4, G)
+        Q_VARIANTS(w, Q_CALL)
+#undef Q_CALL
+    }
 }
 
 /* One row against nv <= 4 vectors, for every row: the matrix is streamed

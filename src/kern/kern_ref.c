@@ -35,8 +35,10 @@ static float row_dot_ref(const qmat *w, int32_t r, const float *x) {
      * (equal in exact arithmetic; in f32 the factored form rounds less). */
     const int32_t G = w->group, NG = w->cols / G;
     const int q4 = w->type == QT_Q4;
-    const uint8_t *row = (const uint8_t *)w->data + (size_t)r * quant_row_bytes(q4 ? 4 : 8, (int64_t)C);
-    const float *s = w->scales + (size_t)r * NG, *b = w->biases + (size_t)r * NG;
+    kern_qrow_buf buf;
+    const uint8_t *row;
+    const float *s, *b;
+    kern_q_row(w, r, &buf, &row, &s, &b);
     for (int32_t g = 0; g < NG; g++) {
         float a = 0.0f, sx = 0.0f;
         for (int32_t i = 0; i < G; i++) {
@@ -65,12 +67,29 @@ void kern_row_f32(const qmat *w, int32_t r, float *out) {
         break;
     }
     const int q4 = w->type == QT_Q4;
-    const int32_t NG = w->cols / w->group;
-    const uint8_t *row = (const uint8_t *)w->data + (size_t)r * quant_row_bytes(q4 ? 4 : 8, (int64_t)C);
+    kern_qrow_buf buf;
+    const uint8_t *row;
+    const float *s, *b;
+    kern_q_row(w, r, &buf, &row, &s, &b);
     for (size_t c = 0; c < C; c++) {
-        size_t g = (size_t)r * NG + c / (size_t)w->group;
-        out[c] = w->scales[g] * (float)kern_qcode(row, c, q4) + w->biases[g];
+        size_t g = c / (size_t)w->group;
+        out[c] = s[g] * (float)kern_qcode(row, c, q4) + b[g];
     }
+}
+
+void kern_q_row(const qmat *w, int32_t r, kern_qrow_buf *buf, const uint8_t **codes, const float **scales,
+                const float **biases) {
+    const int32_t NG = w->cols / w->group;
+    if (!w->data) {
+        kern_panel_row(w, r, buf->codes, buf->scales, buf->biases);
+        *codes = buf->codes;
+        *scales = buf->scales;
+        *biases = buf->biases;
+        return;
+    }
+    *codes = (const uint8_t *)w->data + (size_t)r * quant_row_bytes(w->type == QT_Q4 ? 4 : 8, w->cols);
+    *scales = w->scales + (size_t)r * NG;
+    *biases = w->biases + (size_t)r * NG;
 }
 
 void kern_quant_x(const float *x, int32_t C, int32_t G, int q4_order, kern_qx *out) {

@@ -127,6 +127,29 @@ laya_status model_save(const char *path, const model_cfg *c, const float *params
 laya_status model_save_quant(const char *path, const model_cfg *c, const float *params,
                              qtype dtype, int32_t group, const uint8_t *tok_blob, size_t tok_len,
                              const char *meta_extra, char *err, size_t errlen);
+/* How a file lays out its q8/q4 matrices (__metadata__ layout, model_file.c):
+ * ROWS, the stored row-major form, which the loader repacks into the panel
+ * form the products read (one allocation and copy, ~ the weights' size);
+ * PANEL, that panel form itself (kern.h), mapped and used in place. */
+typedef enum { MODEL_LAYOUT_ROWS = 0, MODEL_LAYOUT_PANEL = 1 } model_layout;
+enum { MODEL_PANEL_VERSION = 1 };   /* __metadata__ layout_version of "panel" */
+/* As model_save_quant (dtype QT_Q8 or QT_Q4), in the given layout. */
+laya_status model_save_quant_layout(const char *path, const model_cfg *c, const float *params, qtype dtype,
+                                    int32_t group, model_layout layout, const uint8_t *tok_blob, size_t tok_len,
+                                    const char *meta_extra, char *err, size_t errlen);
+/* Writes the q8/q4 model m again in layout, its codes, scales, biases,
+ * vectors and tokenizer copied exactly (no re-quantization): the same
+ * model, bit for bit, in the other layout (either way; ROWS to ROWS with
+ * the input's provenance as meta_extra gives the input's bytes). Refuses
+ * (LAYA_ERR_ARG) an f32/f16 model. */
+laya_status model_save_relayout(const char *path, const model *m, model_layout layout, const char *meta_extra,
+                                char *err, size_t errlen);
+/* The model's identity across layouts (64 hex + NUL into hex): its
+ * data_blake2b in the row-major layout, which a panel-layout file records
+ * as rows_blake2b. What an intent head names as its base model. LAYA_OK,
+ * or LAYA_ERR_FORMAT if the metadata lacks it. */
+laya_status model_identity(const model *m, char hex[65]);
+
 /* 1 if model_save owns the __metadata__ key (meta_extra may not set it). */
 int model_meta_reserved(const char *key);
 

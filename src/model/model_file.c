@@ -7,6 +7,14 @@
  *     quant is "q<bits>g<G>" (kern/quant.h, with quant_version), every
  *     matrix X (R, C) is the packed U8 X (R, C or C/2) followed by the F32
  *     tensors X.scales and X.biases (R, C/G); G must divide C;
+ *     In the panel layout (__metadata__ layout "panel", layout_version
+ *     "1", for q8/q4 only) X is instead its panel form (kern.h), three
+ *     adjacent tensors: X.panel U8 (NP, C/4 or C/8, 8, 4) codes, then
+ *     X.panel_scales and X.panel_biases F32 (NP, C/G, 8), NP = ceil(R/8),
+ *     the codes 64-byte aligned in the file; all panel blocks come first,
+ *     then the vectors and the tokenizer; rows_blake2b (hex) is the
+ *     data_blake2b of the same model in the row-major layout (its identity
+ *     across layouts, model_identity). No layout key: row-major;
  *   - "tokenizer": U8 (n), the tok_save() bytes;
  *   - __metadata__ (all strings): format "laya", format_version "1", arch
  *     "gru-lattn", V H D L W (decimal), dtype, quant ("none" or as above),
@@ -21,10 +29,13 @@
  * shapes against the config, the checksum (which reads every byte: the
  * "touch every weight at load" of C5), and finite weights, scales and
  * biases. F32 tensors and F16/U8 matrices are used in place; F16 vectors are converted into one owned
- * allocation, and q8/q4 matrices also get their panel form (kern.h), which
- * the step's products read, in one more (about the size of the weights;
- * the mapped row-major form is then read only by embedding lookups and the
- * logits of listed tokens). Little-endian hosts only (as x86-64).
+ * allocation, and q8/q4 matrices of a row-major file also get their panel
+ * form (kern.h), which the step's products read, in one more (about the
+ * size of the weights; the mapped row-major form is then read only by
+ * embedding lookups and the logits of listed tokens). A panel-layout file
+ * needs neither: its panels are used in place, and those two readers take
+ * a row back from them (kern_panel_row). Little-endian hosts only (as
+ * x86-64).
  *
  * Shape letters: V vocab, H hidden, D attention width, L layers, W window,
  * G = 3H. */
@@ -54,7 +65,8 @@ enum { MAX_TENSORS = 2 + 8 * MODEL_MAX_L };
 /* Metadata keys the writer owns; meta_extra may not set them. */
 static const char *const reserved_keys[] = {
     "format", "format_version", "arch", "V", "H", "D", "L", "W",
-    "dtype", "quant", "quant_version", "tokenizer_sha256", "data_blake2b", "prior",
+    "dtype", "quant", "quant_version", "tokenizer_sha256", "data_blake2b",
+    "layout", "layout_version", "rows_blake2b", "prior",
 };
 
 /* ---- the model struct ---- */
@@ -194,6 +206,81 @@ static laya_status meta_storage(const st_file *f, st_dtype *mdt, int *bits, int3
     return LAYA_OK;
 }
 
+/* t has this dtype and the shape dims[0..nd); else an error. */
+static laya_status want_dims(const st_tensor *t, const char *name, st_dtype dt, int nd, const int64_t *dims,
+                             char *err, size_t errlen) {
+    if (!t) return err_set(err, errlen, LAYA_ERR_FORMAT, "missing tensor %s", name);
+    if (t->dtype != dt)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: dtype %s, expected %s", name,
+                       st_dtype_name(t->dtype), st_dtype_name(dt));
+    int ok = t->ndim == nd;
+    for (int i = 0; ok && i < nd; i++) ok = t->shape[i] == dims[i];
+    if (!ok) {
+        char want[96] = "";
+        for (int i = 0; i < nd; i++) {
+            size_t l = strlen(want);
+            snprintf(want + l, sizeof want - l, "%s%lld", i ? ", " : "", (long long)dims[i]);
+        }
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: shape does not match the config, expected [%s]",
+                       name, want);
+    }
+    return LAYA_OK;
+}
+
+/* How the quantized matrices are laid out (__metadata__ layout): "rows"
+ * when absent (every file before layout_version 1), or "panel" with
+ * layout_version MODEL_PANEL_VERSION and rows_blake2b, for q8/q4 only. */
+static laya_status meta_layout(const st_file *f, int bits, model_layout *lay, char *err, size_t errlen) {
+    const char *s = st_meta(f, "layout");
+    *lay = MODEL_LAYOUT_ROWS;
+    if (!s || !strcmp(s, "rows")) return LAYA_OK;
+    if (strcmp(s, "panel"))
+        return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "__metadata__ layout \"%.16s\" is not \"rows\" or "
+                       "\"panel\" (from a newer Laya?)", s);
+    if (!bits)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ layout \"panel\" is for q8/q4 models only "
+                       "(dtype U8), this one's matrices are %s", st_meta(f, "dtype"));
+    char want[8];
+    snprintf(want, sizeof want, "%d", MODEL_PANEL_VERSION);
+    laya_status st = meta_is(f, "layout_version", want, LAYA_ERR_UNSUPPORTED, err, errlen);
+    if (st) return st;
+    const char *id = st_meta(f, "rows_blake2b");
+    int ok = id && strlen(id) == 64;
+    for (int i = 0; ok && i < 64; i++) ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+    if (!ok)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ rows_blake2b (the model's identity in the "
+                       "row-major layout) is missing or not 64 lowercase hex digits");
+    *lay = MODEL_LAYOUT_PANEL;
+    return LAYA_OK;
+}
+
+/* The panel form of quantized matrix w (want: its name and shape) as the
+ * three adjacent tensors NAME.panel, NAME.panel_scales, NAME.panel_biases
+ * (kern.h's block: codes, scales, biases), the codes 64-byte aligned in the
+ * file; pc, ps, pb get them. */
+static laya_status want_panel(const st_file *f, const model_tensor *w, int bits, int32_t G, const st_tensor **pc,
+                              const st_tensor **ps, const st_tensor **pb, char *err, size_t errlen) {
+    const int64_t R = w->shape[0], C = w->shape[1], NP = (R + KERN_PANEL_ROWS - 1) / KERN_PANEL_ROWS;
+    const int64_t rb = (int64_t)quant_row_bytes(bits, C);
+    char name[3][40];
+    snprintf(name[0], sizeof name[0], "%.23s.panel", w->name);
+    snprintf(name[1], sizeof name[1], "%.23s.panel_scales", w->name);
+    snprintf(name[2], sizeof name[2], "%.23s.panel_biases", w->name);
+    const int64_t cd[4] = {NP, rb / 4, KERN_PANEL_ROWS, 4}, sd[3] = {NP, C / G, KERN_PANEL_ROWS};
+    laya_status st;
+    if ((st = want_dims(*pc = st_find(f, name[0]), name[0], ST_U8, 4, cd, err, errlen)) ||
+        (st = want_dims(*ps = st_find(f, name[1]), name[1], ST_F32, 3, sd, err, errlen)) ||
+        (st = want_dims(*pb = st_find(f, name[2]), name[2], ST_F32, 3, sd, err, errlen)))
+        return st;
+    if ((*ps)->begin != (*pc)->end || (*pb)->begin != (*ps)->end)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "tensors %s, %s and %s must follow each other in the data "
+                       "section (one panel block)", name[0], name[1], name[2]);
+    if ((f->data_start + (*pc)->begin) % ST_ALIGN)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: misaligned: file offset %llu is not a multiple "
+                       "of %d", name[0], (unsigned long long)(f->data_start + (*pc)->begin), ST_ALIGN);
+    return LAYA_OK;
+}
+
 /* t has this dtype and shape [r, c] (c = 0: a vector [r]); else an error. */
 static laya_status want_shape(const st_tensor *t, const char *name, st_dtype dt, int64_t r, int64_t c,
                               char *err, size_t errlen) {
@@ -208,8 +295,9 @@ static laya_status want_shape(const st_tensor *t, const char *name, st_dtype dt,
 }
 
 /* Everything after the container checks: metadata, tensors, checksum,
- * values, tokenizer; fills m. */
-static laya_status load_checked(const st_file *f, model *m, char *err, size_t errlen) {
+ * values, tokenizer; fills m. verified: a v2 signature's check hashed the
+ * data against data_blake2b already (model_map_signed). */
+static laya_status load_checked(const st_file *f, int verified, model *m, char *err, size_t errlen) {
     laya_status st;
     if ((st = meta_is(f, "format", MODEL_FORMAT, LAYA_ERR_FORMAT, err, errlen))) return st;
     if ((st = meta_is(f, "format_version", "1", LAYA_ERR_UNSUPPORTED, err, errlen))) return st;
@@ -227,9 +315,12 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
     int bits;
     int32_t G;
     if ((st = meta_storage(f, &mdt, &bits, &G, err, errlen))) return st;
+    model_layout lay;
+    if ((st = meta_layout(f, bits, &lay, err, errlen))) return st;
 
     /* the exact tensor set, dtypes and shapes; a quantized matrix X is the
-     * packed U8 X plus F32 X.scales and X.biases of shape (R, C/G) */
+     * packed U8 X plus F32 X.scales and X.biases of shape (R, C/G), or in
+     * the panel layout its panel block (want_panel) */
     model_tensor want[MAX_TENSORS];
     int nw = model_tensors(&c, want, MAX_TENSORS);
     const st_tensor *have[MAX_TENSORS], *hs[MAX_TENSORS] = {0}, *hb[MAX_TENSORS] = {0};
@@ -252,13 +343,17 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
         if (C % G)
             return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: %lld columns are not a multiple of the "
                            "quantization group %d", w->name, (long long)C, (int)G);
+        n_expected += 2;
+        if (lay == MODEL_LAYOUT_PANEL) {
+            if ((st = want_panel(f, w, bits, G, &have[i], &hs[i], &hb[i], err, errlen))) return st;
+            continue;
+        }
         if ((st = want_shape(t, w->name, ST_U8, R, (int64_t)quant_row_bytes(bits, C), err, errlen))) return st;
         char name[40];
         snprintf(name, sizeof name, "%.23s.scales", w->name);
         if ((st = want_shape(hs[i] = st_find(f, name), name, ST_F32, R, C / G, err, errlen))) return st;
         snprintf(name, sizeof name, "%.23s.biases", w->name);
         if ((st = want_shape(hb[i] = st_find(f, name), name, ST_F32, R, C / G, err, errlen))) return st;
-        n_expected += 2;
     }
     const st_tensor *tk = st_find(f, "tokenizer");
     if (!tk) return err_set(err, errlen, LAYA_ERR_FORMAT, "missing tensor tokenizer");
@@ -278,18 +373,22 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
             for (int j = 0; j < nw && !known; j++) known = t == have[j] || t == hs[j] || t == hb[j];
             if (!known)
                 return err_set(err, errlen, LAYA_ERR_FORMAT, "unknown tensor \"%.64s\" for this config%s",
-                               t->name, bits ? "" : " (scales or biases in an unquantized model?)");
+                               t->name, !bits ? " (scales or biases in an unquantized model?)"
+                                        : lay == MODEL_LAYOUT_PANEL ? " (row-major tensors in a panel-layout model?)"
+                                                                    : "");
         }
     }
 
-    /* checksum: reads every byte once, which also faults in every page */
+    /* checksum: reads every byte once, which also faults in every page (C5's
+     * "touch every weight"); a v2 signature's check has just done both,
+     * against this very data_blake2b (model_sign.h) */
     const char *sum = st_meta(f, "data_blake2b"), *tsum = st_meta(f, "tokenizer_sha256");
     if (!sum || !tsum)
         return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks data_blake2b or tokenizer_sha256");
     char hex[65];
-    st_blake2b_hex(f->data, (size_t)f->data_len, hex);
+    if (!verified) st_blake2b_hex(f->data, (size_t)f->data_len, hex);
 #ifndef LAYA_FUZZ   /* the fuzz build lets mutated data reach the checks behind the checksums */
-    if (strcmp(hex, sum))
+    if (!verified && strcmp(hex, sum))
         return err_set(err, errlen, LAYA_ERR_SIGNATURE,
                        "checksum mismatch: the data section hashes to %.12s..., data_blake2b says %.12s...: "
                        "the file is corrupt or was modified", hex, sum);
@@ -304,8 +403,8 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
             if (!ts[k] || ts[k]->dtype == ST_U8) continue;
             int64_t bad = first_nonfinite(f->data + ts[k]->begin, ts[k]->dtype, n_elems(ts[k]));
             if (bad >= 0)
-                return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s%s: element %lld is NaN or infinite",
-                               want[i].name, k == 0 ? "" : k == 1 ? ".scales" : ".biases", (long long)bad);
+                return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: element %lld is NaN or infinite",
+                               ts[k]->name, (long long)bad);
         }
     }
 
@@ -319,7 +418,14 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
     for (int i = 0; i < nw; i++) {
         const uint8_t *p = f->data + have[i]->begin;
         ptr[i] = p;
-        if (want[i].is_matrix) {
+        if (want[i].is_matrix && lay == MODEL_LAYOUT_PANEL) {
+            /* mapped as it is: no copy, no allocation */
+            mats[i] = (qmat){.type = qt, .rows = (int32_t)want[i].shape[0], .cols = (int32_t)want[i].shape[1],
+                             .group = G, .panel = p};
+            if (kern_panel_bytes(&mats[i]) != (size_t)(hb[i]->end - have[i]->begin))
+                return err_set(err, errlen, LAYA_ERR_FORMAT, "tensor %s: no panel form for this shape",
+                               want[i].name);
+        } else if (want[i].is_matrix) {
             mats[i] = (qmat){.type = qt, .rows = (int32_t)want[i].shape[0], .cols = (int32_t)want[i].shape[1],
                              .group = G, .data = p,
                              .scales = hs[i] ? (const float *)(const void *)(f->data + hs[i]->begin) : NULL,
@@ -334,16 +440,17 @@ static laya_status load_checked(const st_file *f, model *m, char *err, size_t er
             conv += have[i]->shape[0];
         }
     }
-    /* the panel form of every q8/q4 matrix, in one 64-byte aligned block */
+    /* the panel form of every q8/q4 matrix of a row-major file, in one
+     * 64-byte aligned block */
     size_t pbytes = 0;
     for (int k = 0; k < nw; k++)
-        if (want[k].is_matrix) pbytes += (kern_panel_bytes(&mats[k]) + 63) / 64 * 64;
+        if (want[k].is_matrix && lay == MODEL_LAYOUT_ROWS) pbytes += (kern_panel_bytes(&mats[k]) + 63) / 64 * 64;
     if (pbytes) {
         if (!(m->panels = aligned_alloc(64, pbytes)))
             return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory laying out the weights (%zu bytes)", pbytes);
         uint8_t *at = m->panels;
         for (int k = 0; k < nw; k++) {
-            size_t n = want[k].is_matrix ? kern_panel_bytes(&mats[k]) : 0;
+            size_t n = want[k].is_matrix && lay == MODEL_LAYOUT_ROWS ? kern_panel_bytes(&mats[k]) : 0;
             if (!n) continue;
             kern_panel_pack(&mats[k], at);
             mats[k].panel = at;
@@ -390,7 +497,8 @@ laya_status model_load_opts(const char *path, const model_trust *trust, model **
     if (!path || !trust) return err_set(err, errlen, LAYA_ERR_ARG, "no model path given");
     void *map;
     size_t len;
-    laya_status st = model_map_signed(path, "model", 8, SIZE_MAX, trust, &map, &len, err, errlen);
+    int verified = 0;
+    laya_status st = model_map_signed(path, "model", 8, SIZE_MAX, trust, &map, &len, &verified, err, errlen);
     if (st != LAYA_OK) return st;
     model *m = calloc(1, sizeof *m);
     if (!m) {
@@ -403,7 +511,7 @@ laya_status model_load_opts(const char *path, const model_trust *trust, model **
     char e[400] = "";
     st = st_parse(map, len, &f, e, sizeof e);
     if (st == LAYA_OK) {
-        st = load_checked(&f, m, e, sizeof e);
+        st = load_checked(&f, verified, m, e, sizeof e);
         st_free(&f);
     }
     if (st != LAYA_OK) {
@@ -466,79 +574,15 @@ laya_status model_save(const char *path, const model_cfg *c, const float *params
 laya_status model_save_quant(const char *path, const model_cfg *c, const float *params,
                              qtype dtype, int32_t group, const uint8_t *tok_blob, size_t tok_len,
                              const char *meta_extra, char *err, size_t errlen) {
-    if (!path || !c || !params)
-        return err_set(err, errlen, LAYA_ERR_ARG, "model_save: path, config and params are required");
-    laya_status st = model_cfg_check(c, err, errlen);
-    if (st) return LAYA_ERR_ARG;
-    const int bits = dtype == QT_Q8 ? 8 : dtype == QT_Q4 ? 4 : 0;
-    if (bits && !quant_params_ok(bits, group))
-        return err_set(err, errlen, LAYA_ERR_ARG, "quantization group %d: expected 32, 64 or 128", (int)group);
-    if (bits && (c->H % group || c->D % group))
-        return err_set(err, errlen, LAYA_ERR_ARG, "the group %d must divide H=%d and D=%d (the matrices' "
-                       "column counts): choose a smaller group", (int)group, (int)c->H, (int)c->D);
-    if (!tok_blob || tok_len == 0)
-        return err_set(err, errlen, LAYA_ERR_ARG, "model_save: a serialized tokenizer is required");
-    if (sodium_init() < 0) return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
+    return model_save_quant_layout(path, c, params, dtype, group, MODEL_LAYOUT_ROWS, tok_blob, tok_len, meta_extra,
+                                   err, errlen);
+}
 
-    model_tensor mt[MAX_TENSORS];
-    int n = model_tensors(c, mt, MAX_TENSORS);
-    st_out out[3 * MAX_TENSORS + 1];
-    int no = 0;
-    const st_dtype sdt = dtype == QT_F16 ? ST_F16 : ST_F32;
-    /* quantized matrices go to one block: packed codes, then scales, biases */
-    size_t qbytes = 0, qfloats = 0;
-    for (int i = 0; bits && i < n; i++)
-        if (mt[i].is_matrix) {
-            qbytes += (size_t)mt[i].shape[0] * quant_row_bytes(bits, mt[i].shape[1]);
-            qfloats += 2 * (size_t)mt[i].shape[0] * (size_t)(mt[i].shape[1] / group);
-        }
-    uint8_t *qblock = bits ? malloc(qbytes + qfloats * sizeof(float) + 1) : NULL;
-    if (bits && !qblock) return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory quantizing the model");
-    uint8_t *qp = qblock;
-    /* every packed row is a multiple of 16 bytes (G >= 32), so fp is aligned */
-    float *fp = bits ? (float *)(void *)(qblock + qbytes) : NULL;
-    char qnames[MAX_TENSORS][2][40];
-    /* refuse weights the loader would refuse, naming the first bad one */
-    for (int i = 0; i < n && !st; i++) {
-        const float *p = params + mt[i].offset;
-        int64_t R = mt[i].shape[0], C = mt[i].ndim == 2 ? mt[i].shape[1] : 1;
-        size_t cnt = (size_t)R * (size_t)C;
-        int quant = bits && mt[i].is_matrix;
-        for (size_t e = 0; e < cnt && !st; e++)
-            if (!isfinite(p[e]) || (sdt == ST_F16 && fabsf(p[e]) >= 65520.0f))
-                st = err_set(err, errlen, LAYA_ERR_ARG, "tensor %s: element %zu = %g is not finite%s",
-                             mt[i].name, e, (double)p[e], sdt == ST_F16 ? " in f16" : "");
-        if (st) break;
-        st_out *o = &out[no++];
-        *o = (st_out){.name = mt[i].name, .dtype = sdt, .ndim = mt[i].ndim, .src = p,
-                      .fill = sdt == ST_F16 ? fill_f16 : NULL};
-        o->shape[0] = mt[i].shape[0];
-        o->shape[1] = mt[i].shape[1];
-        if (!quant) continue;
-        char e2[200];
-        float *sc = fp, *bi = fp + (size_t)R * (size_t)(C / group);
-        if ((st = quant_quantize(p, (int32_t)R, (int32_t)C, bits, group, qp, sc, bi, e2, sizeof e2))) {
-            st = err_set(err, errlen, st, "tensor %s: %s", mt[i].name, e2);
-            break;
-        }
-        o->dtype = ST_U8;
-        o->fill = NULL;
-        o->src = qp;
-        o->shape[1] = (int64_t)quant_row_bytes(bits, C);
-        qp += (size_t)R * quant_row_bytes(bits, C);
-        fp = bi + (size_t)R * (size_t)(C / group);
-        snprintf(qnames[i][0], sizeof qnames[i][0], "%.23s.scales", mt[i].name);
-        snprintf(qnames[i][1], sizeof qnames[i][1], "%.23s.biases", mt[i].name);
-        out[no++] = (st_out){.name = qnames[i][0], .dtype = ST_F32, .ndim = 2, .shape = {R, C / group}, .src = sc};
-        out[no++] = (st_out){.name = qnames[i][1], .dtype = ST_F32, .ndim = 2, .shape = {R, C / group}, .src = bi};
-    }
-    if (st) {
-        free(qblock);
-        return st;
-    }
-    out[no++] = (st_out){.name = "tokenizer", .dtype = ST_U8, .ndim = 1, .shape = {(int64_t)tok_len},
-                         .src = tok_blob};
-
+/* The writer's own __metadata__, in this order (the bytes of a file
+ * depend on it): format .. W, dtype, quant (and quant_version), the
+ * tokenizer's sha256. */
+static json_t *base_meta(const model_cfg *c, int bits, int32_t group, st_dtype sdt, const uint8_t *tok_blob,
+                         size_t tok_len) {
     json_t *meta = json_object();
     char num[16], hex[65];
     st_sha256_hex(tok_blob, tok_len, hex);
@@ -561,10 +605,247 @@ laya_status model_save_quant(const char *path, const model_cfg *c, const float *
         json_object_set_new(meta, "quant", json_string("none"));
     }
     json_object_set_new(meta, "tokenizer_sha256", json_string(hex));
-    if (meta_extra) st = add_extra(meta, meta_extra, err, errlen);
-    if (!st) st = st_write(path, out, no, meta, "data_blake2b", err, errlen);
+    return meta;
+}
+
+/* Writes a q8/q4 model: mats[i] (model_tensors index i, matrices only) in
+ * the stored row-major form, vecs[i] the f32 vectors. ROWS: per tensor in
+ * layout order X, X.scales, X.biases (or the vector), the tokenizer last.
+ * PANEL: every matrix's panel block first (X.panel, X.panel_scales,
+ * X.panel_biases; each block a multiple of 64 bytes, so every one starts
+ * 64-byte aligned), then the vectors, then the tokenizer; rows_blake2b is
+ * the data_blake2b the ROWS file of the same model has. */
+static laya_status write_quant(const char *path, const model_cfg *c, int bits, int32_t G, model_layout layout,
+                               const qmat *mats, const float *const *vecs, const uint8_t *tok_blob, size_t tok_len,
+                               const char *meta_extra, char *err, size_t errlen) {
+    model_tensor mt[MAX_TENSORS];
+    const int n = model_tensors(c, mt, MAX_TENSORS);
+    st_out rows[3 * MAX_TENSORS + 1], pan[3 * MAX_TENSORS + 1];
+    char names[MAX_TENSORS][3][40];
+    int nr = 0, np = 0;
+    size_t pbytes = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t R = mt[i].shape[0], C = mt[i].shape[1];
+        if (!mt[i].is_matrix) {
+            rows[nr++] = (st_out){.name = mt[i].name, .dtype = ST_F32, .ndim = 1, .shape = {R}, .src = vecs[i]};
+            continue;
+        }
+        snprintf(names[i][0], sizeof names[i][0], "%.23s.scales", mt[i].name);
+        snprintf(names[i][1], sizeof names[i][1], "%.23s.biases", mt[i].name);
+        rows[nr++] = (st_out){.name = mt[i].name, .dtype = ST_U8, .ndim = 2,
+                              .shape = {R, (int64_t)quant_row_bytes(bits, C)}, .src = mats[i].data};
+        rows[nr++] = (st_out){.name = names[i][0], .dtype = ST_F32, .ndim = 2, .shape = {R, C / G},
+                              .src = mats[i].scales};
+        rows[nr++] = (st_out){.name = names[i][1], .dtype = ST_F32, .ndim = 2, .shape = {R, C / G},
+                              .src = mats[i].biases};
+        size_t pb = kern_panel_bytes(&mats[i]);
+        if (layout == MODEL_LAYOUT_PANEL && (!pb || pb % ST_ALIGN))
+            return err_set(err, errlen, LAYA_ERR_ARG, "tensor %s: no panel form for its shape (%lld x %lld)",
+                           mt[i].name, (long long)R, (long long)C);
+        pbytes += pb;
+    }
+    const st_out tk = {.name = "tokenizer", .dtype = ST_U8, .ndim = 1, .shape = {(int64_t)tok_len}, .src = tok_blob};
+    rows[nr++] = tk;
+    json_t *meta = base_meta(c, bits, G, ST_U8, tok_blob, tok_len);
+    uint8_t *block = NULL;
+    laya_status st = LAYA_OK;
+    if (layout == MODEL_LAYOUT_PANEL) {
+        char id[65], ver[8];
+        st_data_blake2b(rows, nr, id);
+        snprintf(ver, sizeof ver, "%d", MODEL_PANEL_VERSION);
+        json_object_set_new(meta, "layout", json_string("panel"));
+        json_object_set_new(meta, "layout_version", json_string(ver));
+        json_object_set_new(meta, "rows_blake2b", json_string(id));
+        if (!(block = aligned_alloc(ST_ALIGN, pbytes ? pbytes : ST_ALIGN)))
+            st = err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory laying out the weights");
+        uint8_t *at = block;
+        for (int i = 0; !st && i < n; i++) {
+            if (!mt[i].is_matrix) continue;
+            const int64_t R = mt[i].shape[0], C = mt[i].shape[1], NP = (R + KERN_PANEL_ROWS - 1) / KERN_PANEL_ROWS;
+            const int64_t rb = (int64_t)quant_row_bytes(bits, C);
+            qmat w = mats[i];
+            w.panel = NULL;
+            kern_panel_pack(&w, at);
+            snprintf(names[i][0], sizeof names[i][0], "%.23s.panel", mt[i].name);
+            snprintf(names[i][1], sizeof names[i][1], "%.23s.panel_scales", mt[i].name);
+            snprintf(names[i][2], sizeof names[i][2], "%.23s.panel_biases", mt[i].name);
+            const uint8_t *sc = at + NP * KERN_PANEL_ROWS * rb;
+            const uint8_t *bi = sc + NP * (C / G) * KERN_PANEL_ROWS * (int64_t)sizeof(float);
+            pan[np++] = (st_out){.name = names[i][0], .dtype = ST_U8, .ndim = 4,
+                                 .shape = {NP, rb / 4, KERN_PANEL_ROWS, 4}, .src = at};
+            pan[np++] = (st_out){.name = names[i][1], .dtype = ST_F32, .ndim = 3,
+                                 .shape = {NP, C / G, KERN_PANEL_ROWS}, .src = sc};
+            pan[np++] = (st_out){.name = names[i][2], .dtype = ST_F32, .ndim = 3,
+                                 .shape = {NP, C / G, KERN_PANEL_ROWS}, .src = bi};
+            at += kern_panel_bytes(&mats[i]);
+        }
+        for (int i = 0; i < nr; i++)
+            if (rows[i].dtype == ST_F32 && rows[i].ndim == 1) pan[np++] = rows[i];
+        pan[np++] = tk;
+    }
+    if (!st && meta_extra) st = add_extra(meta, meta_extra, err, errlen);
+    if (!st)
+        st = layout == MODEL_LAYOUT_PANEL ? st_write(path, pan, np, meta, "data_blake2b", err, errlen)
+                                          : st_write(path, rows, nr, meta, "data_blake2b", err, errlen);
     json_decref(meta);
+    free(block);
+    return st;
+}
+
+laya_status model_save_quant_layout(const char *path, const model_cfg *c, const float *params, qtype dtype,
+                                    int32_t group, model_layout layout, const uint8_t *tok_blob, size_t tok_len,
+                                    const char *meta_extra, char *err, size_t errlen) {
+    if (!path || !c || !params)
+        return err_set(err, errlen, LAYA_ERR_ARG, "model_save: path, config and params are required");
+    laya_status st = model_cfg_check(c, err, errlen);
+    if (st) return LAYA_ERR_ARG;
+    const int bits = dtype == QT_Q8 ? 8 : dtype == QT_Q4 ? 4 : 0;
+    if (layout != MODEL_LAYOUT_ROWS && (layout != MODEL_LAYOUT_PANEL || !bits))
+        return err_set(err, errlen, LAYA_ERR_ARG, "the panel layout is for q8/q4 models only");
+    if (bits && !quant_params_ok(bits, group))
+        return err_set(err, errlen, LAYA_ERR_ARG, "quantization group %d: expected 32, 64 or 128", (int)group);
+    if (bits && (c->H % group || c->D % group))
+        return err_set(err, errlen, LAYA_ERR_ARG, "the group %d must divide H=%d and D=%d (the matrices' "
+                       "column counts): choose a smaller group", (int)group, (int)c->H, (int)c->D);
+    if (!tok_blob || tok_len == 0)
+        return err_set(err, errlen, LAYA_ERR_ARG, "model_save: a serialized tokenizer is required");
+    if (sodium_init() < 0) return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
+
+    model_tensor mt[MAX_TENSORS];
+    int n = model_tensors(c, mt, MAX_TENSORS);
+    st_out out[MAX_TENSORS + 1];
+    int no = 0;
+    const st_dtype sdt = dtype == QT_F16 ? ST_F16 : ST_F32;
+    /* quantized matrices go to one block: packed codes, then scales, biases */
+    size_t qbytes = 0, qfloats = 0;
+    for (int i = 0; bits && i < n; i++)
+        if (mt[i].is_matrix) {
+            qbytes += (size_t)mt[i].shape[0] * quant_row_bytes(bits, mt[i].shape[1]);
+            qfloats += 2 * (size_t)mt[i].shape[0] * (size_t)(mt[i].shape[1] / group);
+        }
+    uint8_t *qblock = bits ? malloc(qbytes + qfloats * sizeof(float) + 1) : NULL;
+    if (bits && !qblock) return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory quantizing the model");
+    uint8_t *qp = qblock;
+    /* every packed row is a multiple of 16 bytes (G >= 32), so fp is aligned */
+    float *fp = bits ? (float *)(void *)(qblock + qbytes) : NULL;
+    qmat mats[MAX_TENSORS];
+    const float *vecs[MAX_TENSORS];
+    /* refuse weights the loader would refuse, naming the first bad one */
+    for (int i = 0; i < n && !st; i++) {
+        const float *p = params + mt[i].offset;
+        int64_t R = mt[i].shape[0], C = mt[i].ndim == 2 ? mt[i].shape[1] : 1;
+        size_t cnt = (size_t)R * (size_t)C;
+        int quant = bits && mt[i].is_matrix;
+        for (size_t e = 0; e < cnt && !st; e++)
+            if (!isfinite(p[e]) || (sdt == ST_F16 && fabsf(p[e]) >= 65520.0f))
+                st = err_set(err, errlen, LAYA_ERR_ARG, "tensor %s: element %zu = %g is not finite%s",
+                             mt[i].name, e, (double)p[e], sdt == ST_F16 ? " in f16" : "");
+        if (st) break;
+        vecs[i] = p;
+        if (!bits) {
+            st_out *o = &out[no++];
+            *o = (st_out){.name = mt[i].name, .dtype = sdt, .ndim = mt[i].ndim, .src = p,
+                          .fill = sdt == ST_F16 ? fill_f16 : NULL};
+            o->shape[0] = mt[i].shape[0];
+            o->shape[1] = mt[i].shape[1];
+        }
+        if (!quant) continue;
+        char e2[200];
+        float *sc = fp, *bi = fp + (size_t)R * (size_t)(C / group);
+        if ((st = quant_quantize(p, (int32_t)R, (int32_t)C, bits, group, qp, sc, bi, e2, sizeof e2))) {
+            st = err_set(err, errlen, st, "tensor %s: %s", mt[i].name, e2);
+            break;
+        }
+        mats[i] = (qmat){.type = dtype, .rows = (int32_t)R, .cols = (int32_t)C, .group = group, .data = qp,
+                         .scales = sc, .biases = bi};
+        qp += (size_t)R * quant_row_bytes(bits, C);
+        fp = bi + (size_t)R * (size_t)(C / group);
+    }
+    if (!st && bits)
+        st = write_quant(path, c, bits, group, layout, mats, vecs, tok_blob, tok_len, meta_extra, err, errlen);
+    if (!st && !bits) {
+        out[no++] = (st_out){.name = "tokenizer", .dtype = ST_U8, .ndim = 1, .shape = {(int64_t)tok_len},
+                             .src = tok_blob};
+        json_t *meta = base_meta(c, 0, 0, sdt, tok_blob, tok_len);
+        if (meta_extra) st = add_extra(meta, meta_extra, err, errlen);
+        if (!st) st = st_write(path, out, no, meta, "data_blake2b", err, errlen);
+        json_decref(meta);
+    }
     free(qblock);
+    return st;
+}
+
+laya_status model_save_relayout(const char *path, const model *m, model_layout layout, const char *meta_extra,
+                                char *err, size_t errlen) {
+    if (!path || !m || !m->tok) return err_set(err, errlen, LAYA_ERR_ARG, "model_save_relayout: NULL argument");
+    const qtype qt = m->emb.type;
+    if (qt != QT_Q8 && qt != QT_Q4)
+        return err_set(err, errlen, LAYA_ERR_ARG, "only a q8/q4 model can be laid out again (this one is %s): "
+                       "quantize it", qt == QT_F16 ? "f16" : "f32");
+    if (layout != MODEL_LAYOUT_ROWS && layout != MODEL_LAYOUT_PANEL)
+        return err_set(err, errlen, LAYA_ERR_ARG, "unknown layout %d", (int)layout);
+    if (sodium_init() < 0) return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
+    const model_cfg *c = &m->cfg;
+    const int bits = qt == QT_Q8 ? 8 : 4;
+    const int32_t G = m->emb.group;
+    qmat mats[MAX_TENSORS];
+    const float *vecs[MAX_TENSORS] = {0};
+    int i = 0;
+    mats[i++] = m->emb;
+    for (int l = 0; l < c->L; l++) {
+        const model_layer *ly = &m->layer[l];
+        mats[i++] = ly->w_ih;
+        mats[i++] = ly->w_hh;
+        vecs[i++] = ly->b_ih;
+        vecs[i++] = ly->b_hh;
+        mats[i++] = ly->wq;
+        mats[i++] = ly->wk;
+        mats[i++] = ly->wv;
+        mats[i++] = ly->wo;
+    }
+    vecs[i++] = m->norm;
+    const int n = i;
+    /* matrices held only in panel form: their stored form read back */
+    size_t need = 0;
+    for (int k = 0; k < n; k++)
+        if (!vecs[k] && !mats[k].data)
+            need += (size_t)mats[k].rows * (quant_row_bytes(bits, mats[k].cols) +
+                                            2 * sizeof(float) * (size_t)(mats[k].cols / G));
+    uint8_t *buf = need ? malloc(need) : NULL, *tb = NULL;
+    if (need && !buf) return err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory laying out the weights");
+    float *fbuf = (float *)(void *)buf;
+    for (int k = 0; k < n; k++) {
+        qmat *w = &mats[k];
+        if (vecs[k] || w->data) continue;
+        const int32_t NG = w->cols / G;
+        float *sc = fbuf, *bi = sc + (size_t)w->rows * NG;
+        uint8_t *codes = (uint8_t *)(bi + (size_t)w->rows * NG);
+        const size_t rb = quant_row_bytes(bits, w->cols);
+        for (int32_t r = 0; r < w->rows; r++)
+            kern_panel_row(w, r, codes + (size_t)r * rb, sc + (size_t)r * NG, bi + (size_t)r * NG);
+        w->data = codes;
+        w->scales = sc;
+        w->biases = bi;
+        fbuf = (float *)(void *)(codes + (size_t)w->rows * rb);
+    }
+    size_t tn = 0;
+    laya_status st = tok_save(m->tok, &tb, &tn);
+    if (st) st = err_set(err, errlen, st, "cannot serialize the tokenizer");
+    if (!st) st = write_quant(path, c, bits, G, layout, mats, vecs, tb, tn, meta_extra, err, errlen);
+    free(tb);
+    free(buf);
+    return st;
+}
+
+laya_status model_identity(const model *m, char hex[65]) {
+    hex[0] = 0;
+    if (!m || !m->meta_json) return LAYA_ERR_FORMAT;
+    json_t *j = json_loads(m->meta_json, 0, NULL);
+    const char *s = json_string_value(json_object_get(j, "rows_blake2b"));
+    if (!s) s = json_string_value(json_object_get(j, "data_blake2b"));
+    laya_status st = s && strlen(s) == 64 ? LAYA_OK : LAYA_ERR_FORMAT;
+    if (!st) memcpy(hex, s, 65);
+    json_decref(j);
     return st;
 }
 

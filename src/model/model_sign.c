@@ -14,12 +14,14 @@
 
 #include "engine/engine.h"
 #include "model/model.h"
+#include "model/st.h"
 #include "util/err.h"
 #include "util/file.h"
 
 #define PUB_MAGIC "laya-ed25519-public-v1"
 #define SEC_MAGIC "laya-ed25519-secret-v1"
-#define SIG_MAGIC "laya-model-signature-v1"
+#define SIG_MAGIC "laya-model-signature-v1"    /* over the whole file */
+#define SIG_MAGIC2 "laya-model-signature-v2"   /* over the header, which names the data's BLAKE2b */
 
 /* The Laya project's signing keys (models/MODEL.md: how to sign a model
  * with one). The secret halves never enter the repository. A key is added
@@ -212,6 +214,31 @@ static laya_status map_file(const char *path, const uint8_t **p, size_t *n, char
     return LAYA_OK;
 }
 
+/* The length of file's safetensors header with its 8-byte length prefix
+ * (the bytes a v2 signature covers), or 0 if it does not fit the file. */
+static size_t header_bytes(const uint8_t *file, size_t len) {
+    if (len < 8) return 0;
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | file[i];
+    return n < 2 || n > ST_MAX_HEADER || n > len - 8 ? 0 : (size_t)(8 + n);
+}
+
+/* 1 if the header file[0..hb) names, as __metadata__ data_blake2b, the
+ * BLAKE2b-256 of the rest of the file (the data section). Reads the
+ * header only once it is authenticated (or, signing, our own file). */
+static int data_matches_header(const uint8_t *file, size_t len, size_t hb) {
+    json_t *h = json_loadb((const char *)file + 8, hb - 8, JSON_REJECT_DUPLICATES, NULL);
+    const char *want = json_string_value(json_object_get(json_object_get(h, "__metadata__"), "data_blake2b"));
+    char hex[65];
+    int ok = want && strlen(want) == 64;
+    if (ok) {
+        st_blake2b_hex(file + hb, len - hb, hex);
+        ok = !strcmp(hex, want);
+    }
+    json_decref(h);
+    return ok;
+}
+
 laya_status model_sign_file(const char *model_path, const uint8_t sk[MODEL_SECRET_BYTES], const char *sig_path,
                             char *err, size_t errlen) {
     if (!model_path || !sk) return err_set(err, errlen, LAYA_ERR_ARG, "model_sign_file: NULL argument");
@@ -228,13 +255,16 @@ laya_status model_sign_file(const char *model_path, const uint8_t sk[MODEL_SECRE
     laya_status st = map_file(model_path, &p, &n, err, errlen);
     if (st != LAYA_OK) return st;
     uint8_t sig[MODEL_SIG_BYTES], pk[MODEL_KEY_BYTES];
-    crypto_sign_detached(sig, NULL, p, n, sk);
+    /* v2 (the header) when the header names the data's checksum, else v1 */
+    size_t hb = header_bytes(p, n);
+    const int v2 = hb && data_matches_header(p, n, hb);
+    crypto_sign_detached(sig, NULL, p, v2 ? hb : n, sk);
     if (n) munmap((void *)(uintptr_t)p, n);
     crypto_sign_ed25519_sk_to_pk(pk, sk);
     char kh[2 * MODEL_KEY_BYTES + 1], sh[2 * MODEL_SIG_BYTES + 1], line[sizeof SIG_MAGIC + sizeof kh + sizeof sh + 4];
     sodium_bin2hex(kh, sizeof kh, pk, sizeof pk);
     sodium_bin2hex(sh, sizeof sh, sig, sizeof sig);
-    snprintf(line, sizeof line, SIG_MAGIC " %s %s\n", kh, sh);
+    snprintf(line, sizeof line, "%s %s %s\n", v2 ? SIG_MAGIC2 : SIG_MAGIC, kh, sh);
     /* a .tmp left by a crash is ours to replace, never a link to follow */
     struct stat sb;
     if (lstat(tmp, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(tmp);
@@ -260,9 +290,12 @@ static int trusted(const model_trust *t, const uint8_t pk[MODEL_KEY_BYTES]) {
 #define HINT_TRUST "If you trained it yourself, set LAYA_ALLOW_UNSIGNED=1 (or pass --allow-unsigned), or sign it " \
                    "(laya keygen; laya sign MODEL --key KEY.key) and trust your key (LAYA_TRUSTED_KEYS=KEY.pub)"
 
-laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, const model_trust *t,
-                            model_sig_verdict *verdict, uint8_t signer[MODEL_KEY_BYTES], char *err,
-                            size_t errlen) {
+/* model_sig_check; *data_checked = 1 when a v2 signature matched, whose
+ * check hashed the data section against the header's data_blake2b. */
+static laya_status sig_check(const char *path, const uint8_t *file, size_t len, const model_trust *t,
+                             model_sig_verdict *verdict, uint8_t signer[MODEL_KEY_BYTES], int *data_checked,
+                             char *err, size_t errlen) {
+    *data_checked = 0;
     model_sig_verdict v_store;
     if (!verdict) verdict = &v_store;
     *verdict = MODEL_SIG_BAD;
@@ -280,18 +313,25 @@ laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, c
     laya_status st = read_small(spath, "signature", buf, sizeof buf, NULL, err, errlen);
     if (st != LAYA_OK) return st;
     uint8_t pk[MODEL_KEY_BYTES], sig[MODEL_SIG_BYTES];
-    if (!parse_line(buf, SIG_MAGIC, pk, sizeof pk, sig, sizeof sig))
-        return err_set(err, errlen, LAYA_ERR_SIGNATURE, "%s is not a Laya signature (one line: \"" SIG_MAGIC
+    const int v2 = parse_line(buf, SIG_MAGIC2, pk, sizeof pk, sig, sizeof sig);
+    if (!v2 && !parse_line(buf, SIG_MAGIC, pk, sizeof pk, sig, sizeof sig))
+        return err_set(err, errlen, LAYA_ERR_SIGNATURE, "%s is not a Laya signature (one line: \"" SIG_MAGIC2
                        " <key> <signature>\"): refusing the model; sign it again (laya sign)", spath);
     if (signer) memcpy(signer, pk, sizeof pk);
     char id[17];
     model_key_id(pk, id);
     /* Against the key the .sig names: a failure means the bytes changed
-     * (or the .sig is another file's), whoever the signer claims to be. */
-    if (crypto_sign_verify_detached(sig, file, len, pk) != 0)
+     * (or the .sig is another file's), whoever the signer claims to be.
+     * v1 covers every byte; v2 the header (its length included), which
+     * names the data section's BLAKE2b-256: checked once the header is
+     * authentic, so every byte is covered too. */
+    size_t hb = v2 ? header_bytes(file, len) : len;
+    if ((v2 && !hb) || crypto_sign_verify_detached(sig, file, hb, pk) != 0 ||
+        (v2 && !data_matches_header(file, len, hb)))
         return err_set(err, errlen, LAYA_ERR_SIGNATURE, "bad signature: %s does not match %s (key %s): the model "
                        "was modified after it was signed, or the .sig belongs to another file. Get the model again, "
                        "or re-sign it if you changed it yourself (laya sign)", spath, path, id);
+    *data_checked = v2;
     if (trusted(t, pk)) {
         *verdict = MODEL_SIG_TRUSTED;
         return LAYA_OK;
@@ -303,9 +343,17 @@ laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, c
                    "verify MODEL --pubkey KEY.pub checks it), or set LAYA_ALLOW_UNSIGNED=1", path, id);
 }
 
+laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, const model_trust *t,
+                            model_sig_verdict *verdict, uint8_t signer[MODEL_KEY_BYTES], char *err,
+                            size_t errlen) {
+    int data_checked;
+    return sig_check(path, file, len, t, verdict, signer, &data_checked, err, errlen);
+}
+
 laya_status model_map_signed(const char *path, const char *what, size_t min, size_t max, const model_trust *t,
-                             void **map, size_t *len, char *err, size_t errlen) {
+                             void **map, size_t *len, int *verified, char *err, size_t errlen) {
     *map = NULL;
+    if (verified) *verified = 0;
     int fd;
     laya_status st = file_open_regular(path, what, &fd, len, err, errlen);
     if (st != LAYA_OK) return st;
@@ -324,10 +372,13 @@ laya_status model_map_signed(const char *path, const char *what, size_t min, siz
 #ifndef LAYA_FUZZ
     /* Before any parsing: with a signature required, the parser sees only
      * authenticated bytes. */
-    if (!t->no_signature_check && (st = model_sig_check(path, m, *len, t, NULL, NULL, err, errlen)) != LAYA_OK) {
+    int data_checked = 0;
+    if (!t->no_signature_check &&
+        (st = sig_check(path, m, *len, t, NULL, NULL, &data_checked, err, errlen)) != LAYA_OK) {
         munmap(m, *len);
         return st;
     }
+    if (verified) *verified = data_checked;
 #endif
     *map = m;
     return LAYA_OK;

@@ -266,6 +266,16 @@ static int emit_data(const st_out *t, int n, sink *s) {
     return 1;
 }
 
+void st_data_blake2b(const st_out *t, int n, char hex[65]) {
+    crypto_generichash_state hs;
+    crypto_generichash_init(&hs, NULL, 0, 32);
+    sink s = {.hash = &hs};
+    emit_data(t, n, &s);
+    unsigned char h[32];
+    crypto_generichash_final(&hs, h, sizeof h);
+    sodium_bin2hex(hex, 65, h, sizeof h);
+}
+
 laya_status st_write(const char *path, const st_out *t, int n, const json_t *meta,
                      const char *sum_key, char *err, size_t errlen) {
     if (sodium_init() < 0) return err_set(err, errlen, LAYA_ERR_INTERNAL, "libsodium failed to initialize");
@@ -278,14 +288,8 @@ laya_status st_write(const char *path, const st_out *t, int n, const json_t *met
         goto done;
     }
     if (sum_key) {
-        crypto_generichash_state hs;
-        crypto_generichash_init(&hs, NULL, 0, 32);
-        sink s = {.hash = &hs};
-        emit_data(t, n, &s);
-        unsigned char h[32];
         char hex[65];
-        crypto_generichash_final(&hs, h, sizeof h);
-        sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+        st_data_blake2b(t, n, hex);
         json_object_set_new(m, sum_key, json_string(hex));
     }
     json_object_set(root, "__metadata__", m);

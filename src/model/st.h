@@ -82,6 +82,10 @@ typedef struct {
 laya_status st_write(const char *path, const st_out *t, int n, const json_t *meta,
                      const char *sum_key, char *err, size_t errlen);
 
+/* hex (65 bytes with the NUL) = the BLAKE2b-256 that st_write would record
+ * for these tensors' data section (sum_key), without writing a file. */
+void st_data_blake2b(const st_out *t, int n, char hex[65]);
+
 /* hex (65 bytes with the NUL) = lowercase hex sha256 of p[0..n). */
 void st_sha256_hex(const uint8_t *p, size_t n, char hex[65]);
 /* hex (65 bytes with the NUL) = lowercase hex BLAKE2b-256 (unkeyed) of p[0..n). */

@@ -76,7 +76,8 @@ cp "$T/me.key" "$T/me.key.orig"
 fails_with "keygen never overwrites a key" "not overwriting" "$LAYA" keygen --out "$T/me"
 check "... and the key is unchanged" cmp -s "$T/me.key" "$T/me.key.orig"
 "$LAYA" sign "$M" --key "$T/me.key" >"$T/s.out" 2>"$T/err"
-check "sign writes MODEL.sig" sh -c "[ $? -eq 0 ] && grep -q '^laya-model-signature-v1 ' '$M.sig'"
+check "sign writes MODEL.sig (v2: over the header, which names the data's BLAKE2b)" \
+    sh -c "[ $? -eq 0 ] && grep -q '^laya-model-signature-v2 ' '$M.sig'"
 fails_with "a model signed by your key is refused until you trust it" "signed by another key" \
     "$LAYA" complete --model "$M" "Best re"
 check "LAYA_TRUSTED_KEYS=me.pub loads it" \
@@ -100,6 +101,22 @@ fails_with "quantize refuses an unsigned input" "is not signed" \
     "$LAYA" quantize "$M" "$T/q8.safetensors" --bits 8 --group 32
 check "quantize --allow-unsigned writes it" \
     sh -c "'$LAYA' quantize '$M' '$T/q8.safetensors' --bits 8 --group 32 --allow-unsigned >/dev/null"
+# --layout panel: without --bits the same weights laid out again, the same suggestions
+check "quantize --layout panel lays a q8 model out again" \
+    sh -c "'$LAYA' quantize '$T/q8.safetensors' '$T/q8p.safetensors' --layout panel --allow-unsigned | grep -q 'panel layout'"
+check "... and it suggests exactly what the row-major file does" \
+    sh -c "'$LAYA' complete --allow-unsigned --model '$T/q8p.safetensors' 'Best regards, and th' | grep -q . && [ \"\$('$LAYA' complete --allow-unsigned --model '$T/q8.safetensors' 'Best regards, and th')\" = \
+              \"\$('$LAYA' complete --allow-unsigned --model '$T/q8p.safetensors' 'Best regards, and th')\" ]"
+"$LAYA" sign "$T/q8p.safetensors" --key "$T/me.key" >/dev/null
+check "a panel-layout model signed with your key loads when you trust it" \
+    sh -c "LAYA_TRUSTED_KEYS='$T/me.pub' '$LAYA' complete --model '$T/q8p.safetensors' 'Best re' >/dev/null"
+head -c $(($(wc -c <"$T/q8p.safetensors") / 2)) "$T/q8p.safetensors" >"$T/q8t.safetensors"
+fails_with "a truncated panel-layout model is refused" "truncated" \
+    "$LAYA" complete --allow-unsigned --model "$T/q8t.safetensors" "Best re"
+fails_with "quantize --layout takes rows or panel" "rows or panel" \
+    "$LAYA" quantize "$T/q8.safetensors" "$T/x.safetensors" --layout tiles --allow-unsigned
+fails_with "quantize without --bits needs a quantized input" "not quantized" \
+    "$LAYA" quantize "$M" "$T/x.safetensors" --layout panel --allow-unsigned
 "$LAYA" sign "$T/q8.safetensors" --key "$T/me.key" >/dev/null
 check "the quantized model, signed with your key, loads when you trust it" \
     sh -c "LAYA_TRUSTED_KEYS='$T/me.pub' '$LAYA' complete --model '$T/q8.safetensors' 'Best re' >/dev/null"
