@@ -65,9 +65,10 @@ void notes_stemmer_free(notes_stemmer *st);
  * returns its length, 0 when there is none. */
 size_t notes_stem(notes_stemmer *st, const char *term, size_t n, char *out, size_t cap);
 /* Calls fn with each token of a document's text[0..n) in index form (a
- * token may come more than once). fn returns nonzero to stop. */
-void notes_stem_each(notes_stemmer *st, const char *text, size_t n, int (*fn)(void *ctx, const char *tok, int len),
-                     void *ctx);
+ * token may come more than once) and the bytes text[start..end) it was
+ * made of. fn returns nonzero to stop. */
+typedef int (*notes_token_fn)(void *ctx, const char *tok, int len, int start, int end);
+void notes_stem_each(notes_stemmer *st, const char *text, size_t n, notes_token_fn fn, void *ctx);
 
 /* Which terms notes_query takes. */
 enum {

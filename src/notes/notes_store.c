@@ -489,7 +489,8 @@ typedef struct {
     int oom;
 } tokset;
 
-static int tok_collect(void *ctx, const char *tok, int len) {
+static int tok_collect(void *ctx, const char *tok, int len, int start, int end) {
+    (void)start, (void)end;
     tokset *s = ctx;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
