@@ -15,23 +15,39 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/topk.h"
 #include "util/utf8.h"
 
 enum {
     HASH_BYTES = 16,     /* BLAKE2b-128: equal content, equal hash; a collision would keep a stale note */
     MAX_DEPTH = 64,      /* folders below the one indexed */
-    MAX_UNREADABLE = 64  /* unreadable folders remembered per run (their notes are kept) */
+    MAX_UNREADABLE = 64, /* unreadable folders remembered per run (their notes are kept) */
+    DF_CACHE = 1024,     /* document frequencies a search remembers (a power of 2) */
+    DF_KEY = 48,         /* bytes of a term they are remembered for, NUL included (longer: read each time) */
+    SNIP_FETCH = 32768   /* characters of a body read for its snippet (NOTES_SNIP_SCAN tokens fit) */
 };
 
 #define IN_MEMORY ":memory:"
 
+/* A term's document frequency as last read from the terms table. */
+typedef struct {
+    char stem[DF_KEY];   /* "": empty slot */
+    int64_t df;
+} df_slot;
+
 struct laya_notes {
     pthread_mutex_t mu;
     sqlite3 *db;
-    sqlite3_stmt *get, *add_file, *set_file, *touch, *del_file, *add_note, *del_note, *search, *count;
+    sqlite3_stmt *get, *add_file, *set_file, *touch, *del_file, *add_note, *del_note, *count;
     sqlite3_stmt *df, *df_add, *df_gone, *old_text;   /* the terms table */
+    sqlite3_stmt *scan, *fetch, *version, *begin, *end;   /* searching */
     notes_stemmer *stem;
-    int64_t total;       /* notes in the index as of open or the last index run (for NOTES_DF_FRAC) */
+    /* What searches read from memory (the lengths, notes_rank.c) or cache
+     * (df), as of data_version; stale: this connection wrote since. */
+    notes_rank rank;
+    df_slot dfc[DF_CACHE];
+    int64_t data_version;
+    int stale;
     char path[NOTES_PATH_MAX];
 };
 
@@ -222,6 +238,24 @@ static laya_status check_schema(laya_notes *n, int *fresh, char *err, size_t err
     return LAYA_OK;
 }
 
+/* Brings what searches keep in memory up to date with the file: the
+ * lengths and the cached document frequencies are read again when this
+ * connection wrote (stale) or another one did (PRAGMA data_version, which
+ * changes on every commit of another connection, such as a `laya notes
+ * index` beside a running `laya serve`). Lock held. */
+static laya_status refresh(laya_notes *n, char *err, size_t errlen) {
+    int rc = sqlite3_step(n->version);
+    int64_t v = rc == SQLITE_ROW ? sqlite3_column_int64(n->version, 0) : 0;
+    sqlite3_reset(n->version);
+    if (rc != SQLITE_ROW) return fail(n, rc, "checking for changes", err, errlen);
+    if (!n->stale && v == n->data_version) return LAYA_OK;
+    for (int i = 0; i < DF_CACHE; i++) n->dfc[i].stem[0] = 0;
+    if ((rc = notes_lens_load(n->db, &n->rank)) != SQLITE_OK) return fail(n, rc, "reading the notes' sizes", err, errlen);
+    n->data_version = v;
+    n->stale = 0;
+    return LAYA_OK;
+}
+
 static laya_status prepare(laya_notes *n, sqlite3_stmt **q, const char *sql, char *err, size_t errlen) {
     int rc = sqlite3_prepare_v3(n->db, sql, -1, SQLITE_PREPARE_PERSISTENT, q, NULL);
     return rc == SQLITE_OK ? LAYA_OK : fail(n, rc, "preparing a statement", err, errlen);
@@ -245,7 +279,8 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                        "the SQLite library in use (%s) was built without FTS5, which the notes index needs: install "
                        "Debian's libsqlite3-0 (it has FTS5) or a SQLite built with SQLITE_ENABLE_FTS5",
                        sqlite3_libversion());
-    if (rc != SQLITE_OK) return fail(n, rc, "registering the tokenizer", err, errlen);
+    if (rc == SQLITE_OK) rc = notes_rank_register(n->db, &n->rank);
+    if (rc != SQLITE_OK) return fail(n, rc, "registering the tokenizer and laya_bm25", err, errlen);
     /* A 16 MiB page cache and reads through mmap: the index of 10,000
      * notes (16 MiB) stays in memory between keystrokes. */
     if ((st = exec(n,
@@ -301,17 +336,20 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                       errlen)) ||
         (st = prepare(n, &n->df_gone, "DELETE FROM terms WHERE term = ?1 AND df <= 0", err, errlen)) ||
         (st = prepare(n, &n->old_text, "SELECT title, body FROM notes WHERE rowid = ?1", err, errlen)) ||
-        /* rank is bm25(notes, 3.0, 1.0) (the schema sets it): FTS5 sorts by it
-         * itself, and only the k best rows get a snippet. */
-        (st = prepare(n, &n->search,
-                      "SELECT f.path, s.title, s.snip, s.rank FROM (SELECT rowid AS id, title, "
-                      "snippet(notes, 1, '[', ']', '...', 12) AS snip, rank FROM notes WHERE notes MATCH ?1 "
-                      "ORDER BY rank LIMIT ?2) AS s JOIN files AS f ON f.id = s.id ORDER BY s.rank",
-                      err, errlen)))
+        /* A search in two steps (notes_search_query): every matching note
+         * scored, then the k best read by rowid for their snippets. */
+        (st = prepare(n, &n->scan, "SELECT rowid, laya_bm25(notes) FROM notes WHERE notes MATCH ?1", err, errlen)) ||
+        (st = prepare(n, &n->fetch,
+                      "SELECT f.path, n.title, substr(n.body, 1, ?2) FROM files AS f JOIN notes AS n ON n.rowid = f.id "
+                      "WHERE f.id = ?1",
+                      err, errlen)) ||
+        (st = prepare(n, &n->version, "PRAGMA data_version", err, errlen)) ||
+        (st = prepare(n, &n->begin, "BEGIN", err, errlen)) || (st = prepare(n, &n->end, "COMMIT", err, errlen)))
         return st;
     if (!(n->stem = notes_stemmer_new(n->db)))
         return err_set(err, errlen, LAYA_ERR_INTERNAL, "notes index: FTS5's porter tokenizer is missing");
-    return query_int(n, "SELECT count(*) FROM files", &n->total, "counting notes", err, errlen);
+    n->stale = 1;
+    return refresh(n, err, errlen);
 undo:
     rollback(n);
     return st;
@@ -342,9 +380,11 @@ laya_status laya_notes_open(const char *path, int create, laya_notes **out, char
 void laya_notes_free(laya_notes *n) {
     if (!n) return;
     sqlite3_stmt *q[] = {n->get, n->add_file, n->set_file, n->touch, n->del_file, n->add_note, n->del_note,
-                         n->search, n->count, n->df, n->df_add, n->df_gone, n->old_text};
+                         n->count,   n->df,       n->df_add,    n->df_gone, n->old_text, n->scan, n->fetch,
+                         n->version, n->begin,    n->end};
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) sqlite3_finalize(q[i]);
     notes_stemmer_free(n->stem);
+    notes_lens_free(&n->rank.lens);
     sqlite3_close_v2(n->db);
     pthread_mutex_destroy(&n->mu);
     free(n);
@@ -760,14 +800,12 @@ laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report f
     if (st != LAYA_OK) rollback(n);
     int64_t total = 0;
     if (st == LAYA_OK) st = query_int(n, "SELECT count(*) FROM files", &total, "counting notes", err, errlen);
+    /* The next search's state is read now, not on its keystroke. */
+    n->stale = 1;
+    if (st == LAYA_OK) st = refresh(n, err, errlen);
     pthread_mutex_unlock(&n->mu);
     for (int i = 0; i < x.n_unreadable; i++) free(x.unreadable[i]);
     x.sum.notes = total;
-    if (st == LAYA_OK) {
-        pthread_mutex_lock(&n->mu);
-        n->total = total;
-        pthread_mutex_unlock(&n->mu);
-    }
     if (sum) *sum = x.sum;
     return st;
 }
@@ -784,46 +822,75 @@ static void copy_text(char *d, size_t cap, const char *s) {
     d[l] = 0;
 }
 
-/* Rewrites the query q (notes_query's `"t" OR "t"*...`) into d, keeping
- * the terms that say most about which note is related at a bounded cost.
- * A term held by more than max(NOTES_DF_MIN, NOTES_DF_FRAC of the notes)
- * goes: its bm25 weight is near zero and every note holding it would be
- * scored. Of the rest, the rarest are kept while the notes they hold add up
- * to at most NOTES_POSTINGS (the rarest one always): bm25 scores each note
- * a term holds (about a microsecond each), so this bounds the query's
- * cost whatever the number of notes. Prefix terms (a lone CJK character
- * in a search box) are kept and not counted. Lock held. Returns the terms
- * kept. */
+/* The document frequency of the index form tok[0..len): from the cache,
+ * else the terms table (0 when no note holds it). Lock held. */
+static int64_t doc_freq(laya_notes *n, const char *tok, size_t len) {
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)tok[i]) * 16777619u;
+    df_slot *c = &n->dfc[h & (DF_CACHE - 1)];
+    if (len < DF_KEY && c->stem[0] && !c->stem[len] && !memcmp(c->stem, tok, len)) return c->df;
+    int64_t df = 0;
+    sqlite3_bind_text(n->df, 1, tok, (int)len, SQLITE_STATIC);
+    if (sqlite3_step(n->df) == SQLITE_ROW) df = sqlite3_column_int64(n->df, 0);
+    sqlite3_reset(n->df);
+    sqlite3_clear_bindings(n->df);
+    if (len < DF_KEY) {
+        memcpy(c->stem, tok, len);
+        c->stem[len] = 0;
+        c->df = df;
+    }
+    return df;
+}
+
+/* Picks the terms of the query q (notes_query's `"t" OR "t"*...`) that say
+ * most about which note is related at a bounded cost, into n->rank (with
+ * their idf) and the FTS5 query d. A term held by more than
+ * max(NOTES_DF_MIN, NOTES_DF_FRAC of the notes) goes: its bm25 weight is
+ * near zero and every note holding it would be scored. Of the rest, the
+ * rarest are kept while the notes they hold add up to at most
+ * NOTES_POSTINGS (the rarest one always): each note a term holds is
+ * scored, so this bounds the query's cost whatever the number of notes.
+ * Prefix terms (a lone CJK character in a search box) are kept and not
+ * counted. Lock held. Returns the terms kept. */
 typedef struct {
-    const char *p;
+    const char *p;   /* `"term"` or `"term"*` in q */
     size_t len;
-    int64_t df;
-} qterm;
+    notes_qterm t;
+} pick;
 
 static int cmp_df(const void *a, const void *b) {
-    int64_t x = ((const qterm *)a)->df, y = ((const qterm *)b)->df;
+    int64_t x = ((const pick *)a)->t.df, y = ((const pick *)b)->t.df;
     return (x > y) - (x < y);
 }
 
-static int drop_common(laya_notes *n, const char *q, char *d, size_t cap) {
-    int64_t limit = (int64_t)(NOTES_DF_FRAC * (double)n->total);
+static int pick_terms(laya_notes *n, const char *q, char *d, size_t cap) {
+    int64_t total = (int64_t)n->rank.lens.n, limit = (int64_t)(NOTES_DF_FRAC * (double)total);
     if (limit < NOTES_DF_MIN) limit = NOTES_DF_MIN;
-    qterm t[NOTES_MAX_TERMS];
+    pick t[NOTES_MAX_TERMS];
     int nt = 0;
     for (const char *p = q; *p == '"' && nt < NOTES_MAX_TERMS;) {
         const char *e = strchr(p + 1, '"');
         if (!e) break;
-        size_t len = (size_t)(e - p) + 1 + (e[1] == '*');
-        int64_t df = 0;
-        char tok[256];
-        size_t tl = e[1] == '*' ? 0 : notes_stem(n->stem, p + 1, (size_t)(e - p - 1), tok, sizeof tok);
-        if (tl) {
-            sqlite3_bind_text(n->df, 1, tok, (int)tl, SQLITE_STATIC);
-            if (sqlite3_step(n->df) == SQLITE_ROW) df = sqlite3_column_int64(n->df, 0);
-            sqlite3_reset(n->df);
-            sqlite3_clear_bindings(n->df);
+        int prefix = e[1] == '*';
+        size_t len = (size_t)(e - p) + 1 + (size_t)prefix, tl = (size_t)(e - p - 1);
+        pick *k = &t[nt];
+        if (prefix) {
+            /* Asked as typed (a CJK character): FTS5 matches tokens that start with it. */
+            if (tl >= sizeof k->t.stem) tl = 0;
+            memcpy(k->t.stem, p + 1, tl);
+            k->t.stem[tl] = 0;
+        } else {
+            tl = notes_stem(n->stem, p + 1, tl, k->t.stem, sizeof k->t.stem);
         }
-        if (e[1] == '*' || (df > 0 && df <= limit)) t[nt++] = (qterm){p, len, e[1] == '*' ? 0 : df};
+        int64_t df = tl && !prefix ? doc_freq(n, k->t.stem, tl) : 0;
+        if (tl && (prefix || (df > 0 && df <= limit))) {
+            k->p = p;
+            k->len = len;
+            k->t.stem_len = (int)tl;
+            k->t.prefix = prefix;
+            k->t.df = df;
+            nt++;
+        }
         p += len;
         if (!strncmp(p, " OR ", 4)) p += 4;
     }
@@ -833,42 +900,84 @@ static int drop_common(laya_notes *n, const char *q, char *d, size_t cap) {
     int64_t postings = 0;
     d[0] = 0;
     for (int i = 0; i < nt; i++) {
-        if (kept && postings + t[i].df > NOTES_POSTINGS) break;
+        if (kept && postings + t[i].t.df > NOTES_POSTINGS) break;
         if (o + t[i].len + 5 >= cap) break;
-        postings += t[i].df;
-        if (kept++) memcpy(d + o, " OR ", 4), o += 4;
+        postings += t[i].t.df;
+        if (kept) memcpy(d + o, " OR ", 4), o += 4;
         memcpy(d + o, t[i].p, t[i].len);
         o += t[i].len;
         d[o] = 0;
+        notes_qterm *r = &n->rank.t[kept++];
+        *r = t[i].t;
+        /* A prefix's notes are counted by laya_bm25 on the first row. */
+        if (r->prefix) r->df = -1;
+        else r->idf = notes_idf(total, r->df);
     }
+    n->rank.nt = kept;
     return kept;
 }
+
+/* One of the best notes while the scan runs. */
+typedef struct {
+    int64_t id;
+    double score;
+} best;
+
+static int better(const void *x, const void *y) { return ((const best *)x)->score < ((const best *)y)->score; }
 
 laya_status notes_search_query(laya_notes *n, const char *q0, int k, laya_note *out, int *n_out, char *err,
                                size_t errlen) {
     *n_out = 0;
     if (!q0[0] || k <= 0) return LAYA_OK;
+    if (k > LAYA_NOTES_MAX_K) k = LAYA_NOTES_MAX_K;
     pthread_mutex_lock(&n->mu);
+    /* One read transaction for the whole search: each statement outside one
+     * would take and drop WAL's read lock itself (2-3 us each, a dozen of
+     * them), and all of them see the same state of the file. */
+    laya_status st = run(n, n->begin, "starting a search", err, errlen);
     char q[NOTES_MAX_QUERY];
-    if (!drop_common(n, q0, q, sizeof q)) {
+    if (st == LAYA_OK) st = refresh(n, err, errlen);
+    if (st != LAYA_OK || !pick_terms(n, q0, q, sizeof q)) {
+        rollback(n);
         pthread_mutex_unlock(&n->mu);
-        return LAYA_OK;
+        return st;
     }
-    sqlite3_bind_text(n->search, 1, q, -1, SQLITE_STATIC);
-    sqlite3_bind_int(n->search, 2, k);
-    int rc, got = 0;
-    while (got < k && (rc = sqlite3_step(n->search)) == SQLITE_ROW) {
-        laya_note *o = &out[got++];
-        copy_text(o->path, sizeof o->path, (const char *)sqlite3_column_text(n->search, 0));
-        copy_text(o->title, sizeof o->title, (const char *)sqlite3_column_text(n->search, 1));
-        copy_text(o->snippet, sizeof o->snippet, (const char *)sqlite3_column_text(n->search, 2));
-        o->score = sqlite3_column_double(n->search, 3);
+    /* Every matching note scored (laya_bm25), the k best kept... */
+    best top[LAYA_NOTES_MAX_K];
+    int got = 0, rc;
+    sqlite3_bind_text(n->scan, 1, q, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(n->scan)) == SQLITE_ROW) {
+        best b = {sqlite3_column_int64(n->scan, 0), sqlite3_column_double(n->scan, 1)};
+        topk_insert(top, sizeof top[0], &got, k, &b, better);
     }
-    laya_status st = got == k || rc == SQLITE_DONE ? LAYA_OK : fail(n, rc, "searching", err, errlen);
-    sqlite3_reset(n->search);
-    sqlite3_clear_bindings(n->search);
+    if (rc != SQLITE_DONE) st = fail(n, rc, "searching", err, errlen);
+    sqlite3_reset(n->scan);
+    sqlite3_clear_bindings(n->scan);
+    /* ... and only they read, with a snippet made here. */
+    int shown = 0;
+    for (int i = 0; i < got && st == LAYA_OK; i++) {
+        sqlite3_bind_int64(n->fetch, 1, top[i].id);
+        sqlite3_bind_int(n->fetch, 2, SNIP_FETCH);
+        if ((rc = sqlite3_step(n->fetch)) == SQLITE_ROW) {
+            laya_note *o = &out[shown++];
+            char snip[LAYA_NOTE_SNIPPET];
+            const char *body = (const char *)sqlite3_column_text(n->fetch, 2);
+            notes_snippet(&n->rank, n->stem, body ? body : "", (size_t)sqlite3_column_bytes(n->fetch, 2), snip,
+                          sizeof snip);
+            copy_text(o->path, sizeof o->path, (const char *)sqlite3_column_text(n->fetch, 0));
+            copy_text(o->title, sizeof o->title, (const char *)sqlite3_column_text(n->fetch, 1));
+            copy_text(o->snippet, sizeof o->snippet, snip);
+            o->score = top[i].score;
+        } else if (rc != SQLITE_DONE) {
+            st = fail(n, rc, "reading a note", err, errlen);
+        }
+        sqlite3_reset(n->fetch);
+        sqlite3_clear_bindings(n->fetch);
+    }
+    if (st == LAYA_OK) st = run(n, n->end, "ending a search", err, errlen);
+    rollback(n);
     pthread_mutex_unlock(&n->mu);
-    *n_out = st == LAYA_OK ? got : 0;
+    *n_out = st == LAYA_OK ? shown : 0;
     return st;
 }
 

@@ -93,9 +93,7 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
     return SQLITE_OK;
 }
 
-/* The fts5_api of db (https://sqlite.org/fts5.html#extending_fts5), NULL
- * when this SQLite has no FTS5. */
-static fts5_api *fts5_of(sqlite3 *db) {
+fts5_api *notes_fts5(sqlite3 *db) {
     fts5_api *api = NULL;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &q, NULL) == SQLITE_OK) {
@@ -108,7 +106,7 @@ static fts5_api *fts5_of(sqlite3 *db) {
 
 int notes_tok_register(sqlite3 *db, int *no_fts5) {
     *no_fts5 = 0;
-    fts5_api *api = fts5_of(db);
+    fts5_api *api = notes_fts5(db);
     if (!api || api->iVersion < 2) {
         *no_fts5 = 1;
         return SQLITE_ERROR;
@@ -125,7 +123,7 @@ struct notes_stemmer {
 };
 
 notes_stemmer *notes_stemmer_new(sqlite3 *db) {
-    fts5_api *api = fts5_of(db);
+    fts5_api *api = notes_fts5(db);
     void *ud = NULL;
     notes_stemmer *st = calloc(1, sizeof *st);
     const char *args[] = {"laya"};
