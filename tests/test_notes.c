@@ -6,7 +6,8 @@
  * a session's cache that asks the index only at word ends, hostile queries
  * and files, modes 0700/0600; a search's scores are FTS5's bm25, common
  * terms are left out and the cost bounded, snippets, the tokenizer's
- * tokens. Every index lives in a temporary folder. */
+ * tokens, the index kept in few segments. Every index lives in a
+ * temporary folder. */
 #include "test.h"
 
 #include <errno.h>
@@ -719,6 +720,44 @@ TEST(notes_snippets) {
     free(r);
     notes_stemmer_free(st);
     sqlite3_close(db);
+}
+
+/* Runs that each change a note add a segment to the full-text index (FTS5
+ * merges small ones only once 16 pile up); an index run merges them when
+ * there are more than NOTES_SEGMENTS_MAX. */
+TEST(notes_index_stays_in_few_segments) {
+    char tmp[256], d[4096], db[4096], name[64], err[512] = "";
+    snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+    mkdir_in(tmp, "seg", d, sizeof d);
+    join(db, sizeof db, tmp, "seg.db");
+    laya_notes *n = NULL;
+    laya_notes_summary s;
+    CHECKF(laya_notes_open(db, 1, &n, err, sizeof err) == LAYA_OK, "%s", err);
+    sqlite3 *d3 = NULL;
+    CHECK(sqlite3_open(db, &d3) == SQLITE_OK);
+    sqlite3_stmt *q = NULL;
+    CHECK(sqlite3_prepare_v2(d3, "SELECT count(DISTINCT segid) FROM notes_idx", -1, &q, NULL) == SQLITE_OK);
+    int most = 0;
+    for (int run = 0; run < 3 * NOTES_SEGMENTS_MAX; run++) {
+        snprintf(name, sizeof name, "n%02d.md", run);
+        puts_note(d, name, "one more note\n");
+        CHECK(laya_notes_index(n, d, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.added == 1);
+        CHECK(sqlite3_step(q) == SQLITE_ROW);
+        int segments = sqlite3_column_int(q, 0);
+        sqlite3_reset(q);
+        CHECKF(segments >= 1 && segments <= NOTES_SEGMENTS_MAX, "run %d: %d segments", run, segments);
+        if (segments > most) most = segments;
+    }
+    /* It did not stay at one by itself. */
+    CHECK(most == NOTES_SEGMENTS_MAX);
+    sqlite3_finalize(q);
+    sqlite3_close(d3);
+    laya_note h[LAYA_NOTES_MAX_K];
+    int nh = 0;
+    CHECK(laya_notes_search(n, "note", 4, LAYA_NOTES_MAX_K, h, &nh, err, sizeof err) == LAYA_OK &&
+          nh == LAYA_NOTES_MAX_K);
+    CHECKF(laya_notes_check(n, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_notes_free(n);
 }
 
 static int token_line(void *ctx, const char *t, int len, int start, int end) {

@@ -53,7 +53,8 @@ enum {
     NOTES_POSTINGS = 256,        /* notes a related-notes query may score (notes_store.c: pick_terms) */
     NOTES_STEM_MAX = 256,        /* bytes of a term's index form, NUL included */
     NOTES_SNIP_TOKENS = 12,      /* tokens of a snippet */
-    NOTES_SNIP_SCAN = 4096       /* tokens of a note's body a snippet looks at (its cost is bounded) */
+    NOTES_SNIP_SCAN = 4096,      /* tokens of a note's body a snippet looks at (its cost is bounded) */
+    NOTES_SEGMENTS_MAX = 4       /* FTS5 segments an index run leaves (more: 'optimize'; notes_store.c) */
 };
 /* ... or in at most this share of them (notes_store.c: pick_terms). */
 #define NOTES_DF_FRAC 0.02

@@ -778,6 +778,19 @@ static laya_status sweep(indexer *x, const char *root) {
     return st;
 }
 
+/* Merges the full-text index into one segment when a run that changed it
+ * left more than NOTES_SEGMENTS_MAX: a query looks each of its terms up in
+ * every segment, so their number multiplies its fixed cost (docs/DESIGN.md,
+ * "Notes"). Each segment has rows in notes_idx. Lock held. */
+static laya_status compact(laya_notes *n, char *err, size_t errlen) {
+    int64_t segments = 0;
+    laya_status st = query_int(n, "SELECT count(DISTINCT segid) FROM notes_idx", &segments, "counting the index's "
+                               "segments", err, errlen);
+    if (st == LAYA_OK && segments > NOTES_SEGMENTS_MAX)
+        st = exec(n, "INSERT INTO notes(notes) VALUES('optimize')", "merging the index's segments", err, errlen);
+    return st;
+}
+
 laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report fn, void *ctx,
                              laya_notes_summary *sum, char *err, size_t errlen) {
     if (sum) memset(sum, 0, sizeof *sum);
@@ -798,6 +811,7 @@ laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report f
     if (st == LAYA_OK) st = sweep(&x, root);
     if (st == LAYA_OK) st = exec(n, "COMMIT", "saving the index", err, errlen);
     if (st != LAYA_OK) rollback(n);
+    if (st == LAYA_OK && x.sum.added + x.sum.updated + x.sum.removed > 0) st = compact(n, err, errlen);
     int64_t total = 0;
     if (st == LAYA_OK) st = query_int(n, "SELECT count(*) FROM files", &total, "counting notes", err, errlen);
     /* The next search's state is read now, not on its keystroke. */
