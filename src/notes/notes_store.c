@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/sqlite_file.h"
 #include "util/topk.h"
 #include "util/utf8.h"
 
@@ -115,79 +116,12 @@ static laya_status run(laya_notes *n, sqlite3_stmt *q, const char *doing, char *
 
 /* ---- the file ------------------------------------------------------------------ */
 
+/* The file as sqlite_file.c names it in messages. */
+static const sqlfile_kind notes_file = {"notes index", "notes.db", "--db PATH", "run `laya notes index DIR` first"};
+
 laya_status laya_notes_default_path(char *buf, size_t n, char *err, size_t errlen) {
     if (!buf || !n) return LAYA_ERR_ARG;
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    int w;
-    if (xdg && xdg[0] == '/') w = snprintf(buf, n, "%s/laya/notes.db", xdg);
-    else if (home && home[0] == '/') w = snprintf(buf, n, "%s/.local/share/laya/notes.db", home);
-    else
-        return err_set(err, errlen, LAYA_ERR_ARG,
-                       "no place for the notes index: neither $XDG_DATA_HOME nor $HOME is an absolute path (set "
-                       "one, or pass --db PATH)");
-    if (w < 0 || (size_t)w >= n) return err_set(err, errlen, LAYA_ERR_LIMIT, "the notes index's path is too long");
-    return LAYA_OK;
-}
-
-/* Creates the missing folders above path, each 0700. */
-static laya_status make_parents(const char *path, char *err, size_t errlen) {
-    char dir[NOTES_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
-        *p = 0;
-        struct stat st;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-            return err_set(err, errlen, LAYA_ERR_IO, "cannot create folder %s for the notes index: %s", dir,
-                           strerror(errno));
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-            return err_set(err, errlen, LAYA_ERR_IO, "%s is in the notes index's path but is not a folder", dir);
-        *p = '/';
-    }
-    return LAYA_OK;
-}
-
-/* Refuses anything but a regular file at path and its -wal/-shm (creating
- * an empty one, 0600, when create and nothing is there). O_NONBLOCK: a
- * FIFO does not hang the open. */
-static laya_status check_files(const char *path, int create, char *err, size_t errlen) {
-    struct stat st;
-    int fd = open(path, O_RDWR | (create ? O_CREAT : 0) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        if (errno == EISDIR)
-            return err_set(err, errlen, LAYA_ERR_IO, "notes index %s is a folder: pass a file path, such as %s/notes.db",
-                           path, path);
-        if (errno == ENOENT && !create)
-            return err_set(err, errlen, LAYA_ERR_IO, "there is no notes index at %s: run `laya notes index DIR` first",
-                           path);
-        return err_set(err, errlen, LAYA_ERR_IO, "cannot open notes index %s: %s", path, strerror(errno));
-    }
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    close(fd);
-    if (!ok) return err_set(err, errlen, LAYA_ERR_IO, "notes index %s is not a regular file: pass a file path", path);
-    static const char *const side[] = {"-wal", "-shm"};
-    for (int i = 0; i < 2; i++) {
-        char p[NOTES_PATH_MAX + 8];
-        snprintf(p, sizeof p, "%s%s", path, side[i]);
-        if (lstat(p, &st) == 0 && (stat(p, &st) != 0 || !S_ISREG(st.st_mode)))
-            return err_set(err, errlen, LAYA_ERR_IO, "%s (beside the notes index) is not a regular file: remove it", p);
-    }
-    return LAYA_OK;
-}
-
-/* Makes path and its -wal/-shm 0600 where they are looser: they hold the
- * notes' text. */
-static laya_status make_private(const char *path, char *err, size_t errlen) {
-    static const char *const suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[NOTES_PATH_MAX + 8];
-        struct stat st;
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        if (stat(p, &st) != 0 || !(st.st_mode & 077)) continue;
-        if (chmod(p, 0600) != 0)
-            return err_set(err, errlen, LAYA_ERR_IO, "%s holds your notes' text but is readable by others and cannot be "
-                           "made 0600: %s", p, strerror(errno));
-    }
-    return LAYA_OK;
+    return sqlfile_default_path(&notes_file, buf, n, err, errlen);
 }
 
 /* ---- schema ---------------------------------------------------------------------- */
@@ -264,14 +198,9 @@ static laya_status prepare(laya_notes *n, sqlite3_stmt **q, const char *sql, cha
 static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) {
     int mem = !strcmp(n->path, IN_MEMORY);
     laya_status st;
-    if (!mem && create && (st = make_parents(n->path, err, errlen))) return st;
-    if (!mem && (st = check_files(n->path, create, err, errlen))) return st;
-    int rc = sqlite3_open_v2(n->path, &n->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (!mem && (st = sqlfile_check(&notes_file, n->path, create, err, errlen))) return st;
+    int rc = sqlfile_open(n->path, NOTES_BUSY_MS, &n->db);
     if (rc != SQLITE_OK) return fail(n, rc, "opening", err, errlen);
-    sqlite3_extended_result_codes(n->db, 1);
-    sqlite3_busy_timeout(n->db, NOTES_BUSY_MS);
-    sqlite3_db_config(n->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_db_config(n->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     int no_fts5 = 0;
     rc = notes_tok_register(n->db, &no_fts5);
     if (no_fts5)
@@ -291,19 +220,13 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
     int fresh;
     if ((st = check_schema(n, &fresh, err, errlen))) return st;
     if (!mem) {
-        if ((st = make_private(n->path, err, errlen))) return st;
-        sqlite3_stmt *q = NULL;
-        rc = sqlite3_prepare_v2(n->db, "PRAGMA journal_mode = WAL", -1, &q, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(q);
-        int wal = rc == SQLITE_ROW && !sqlite3_strnicmp((const char *)sqlite3_column_text(q, 0), "wal", 3);
-        if (rc != SQLITE_ROW) st = fail(n, rc, "switching to WAL", err, errlen);
-        sqlite3_finalize(q);
-        if (st) return st;
+        int wal = 0;
+        if ((st = sqlfile_make_private(n->path, err, errlen))) return st;
+        if ((rc = sqlfile_wal(n->db, &wal)) != SQLITE_OK) return fail(n, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "notes index %s cannot use write-ahead logging (a network file system?): keep it on a "
                            "local disk", n->path);
-        if ((st = exec(n, "PRAGMA synchronous = NORMAL", "configuring", err, errlen))) return st;
     }
     if (fresh) {
         if ((st = exec(n, "BEGIN IMMEDIATE", "creating the index", err, errlen))) return st;
@@ -319,7 +242,7 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
         }
         if ((st = exec(n, "COMMIT", "creating the index", err, errlen))) goto undo;
     }
-    if (!mem && (st = make_private(n->path, err, errlen))) return st;
+    if (!mem && (st = sqlfile_make_private(n->path, err, errlen))) return st;
     if ((st = prepare(n, &n->get, "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?1", err, errlen)) ||
         (st = prepare(n, &n->add_file,
                       "INSERT INTO files(path, mtime_ns, size, hash, seen) VALUES(?1, ?2, ?3, ?4, ?5)", err, errlen)) ||
