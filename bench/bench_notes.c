@@ -156,8 +156,8 @@ static void latency(void) {
         segments = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
     sqlite3_close(raw);
-    printf("%d notes generated in %.2f s; indexed in %.2f s; again (nothing changed) %.3f s; index %.1f MiB, %d "
-           "segments\n",
+    printf("%d notes generated in %.2f s; indexed in %.2f s; again (nothing changed) %.3f s; index %.1f MiB, FTS5 "
+           "segments: %d\n",
            N_NOTES, t_gen, t_index, t_again, (double)sb.st_size / (1 << 20), segments);
     /* Each query as the session asks it: the terms of a sentence at a word
      * end, a new term set every time (no cache), top 3 with snippets. */
