@@ -4,7 +4,10 @@
  * and unreadable files are skipped with their reasons, Chinese matches
  * (the hand-made set of tests/fixtures/notes_zh), the terms of a sentence,
  * a session's cache that asks the index only at word ends, hostile queries
- * and files, modes 0700/0600. Every index lives in a temporary folder. */
+ * and files, modes 0700/0600; a search's scores are FTS5's bm25, common
+ * terms are left out and the cost bounded, snippets, the tokenizer's
+ * tokens, the index kept in few segments. Every index lives in a
+ * temporary folder. */
 #include "test.h"
 
 #include <errno.h>
@@ -27,6 +30,10 @@
 /* The hand-made Chinese set: how many of its 20 queries must find their
  * note among the top 3 (the bigram tokenizer finds all 20: docs/DESIGN.md). */
 enum { ZH_QUERIES = 20, ZH_MIN_TOP3 = 19 };
+
+/* laya_bm25 repeats FTS5's bm25 operation for operation: the same numbers
+ * up to rounding (none expected; a slack for another compiler's choices). */
+#define BM25_RTOL 1e-12
 
 /* d = a/b; "" when it does not fit (the test then fails on the file). */
 static char *join(char *d, size_t n, const char *a, const char *b) {
@@ -523,4 +530,263 @@ TEST(notes_in_the_protocol) {
     laya_model_free(lm);
     free(w);
     laya_notes_free(n);
+}
+
+/* The FTS5 query and scores FTS5's own bm25 gives for query (as a search
+ * box asks it), best first, ties by rowid: what laya_notes_search must
+ * return. Paths into path[i] (cap bytes each). */
+static int fts5_ranking(const char *db, const char *query, char path[][256], double *score, int cap) {
+    sqlite3 *d = NULL;
+    int no_fts5 = 0, n = 0;
+    char q[NOTES_MAX_QUERY];
+    notes_query(query, strlen(query), NOTES_TERMS_SEARCH, q, sizeof q);
+    if (sqlite3_open(db, &d) != SQLITE_OK || notes_tok_register(d, &no_fts5) != SQLITE_OK) return -1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d,
+                           "SELECT f.path, bm25(notes, 3.0, 1.0) AS s FROM notes JOIN files f ON f.id = notes.rowid "
+                           "WHERE notes MATCH ?1 ORDER BY s, notes.rowid",
+                           -1, &st, NULL) != SQLITE_OK)
+        n = -1;
+    sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+    while (n >= 0 && n < cap && sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(path[n], 256, "%s", (const char *)sqlite3_column_text(st, 0));
+        score[n++] = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(d);
+    return n;
+}
+
+/* A search's order and scores are those of FTS5's bm25(notes, 3.0, 1.0),
+ * also after another connection changed the file (the lengths and the
+ * number of notes a search keeps in memory are read again). */
+TEST(notes_scores_are_fts5_bm25) {
+    char tmp[256], d[4096], d2[4096], db[4096], err[512] = "";
+    snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+    mkdir_in(tmp, "bm", d, sizeof d);
+    mkdir_in(tmp, "bm2", d2, sizeof d2);
+    join(db, sizeof db, tmp, "bm.db");
+    puts_note(d, "a.md", "# Zephyr\nnotes on wind and the weather this week in the hills\n");
+    puts_note(d, "b.md", "# Weather\nnotes on zephyr wind and zephyr weather in the hills\n");
+    puts_note(d, "c.md", "a long note about the budget, the budget meeting with Alice and many other words to make "
+                         "it longer than the others: wind, rain, hills, roads, maps, trains and the weather\n");
+    puts_note(d, "d.md", "# Alice\nmeetings with Alice about wind farms\n");
+    puts_note(d, "e.md", "# 北京出差\n明天去北京见客户，带上合同。喝茶，茶具\n");
+    puts_note(d, "f.md", "上海的客户下周来北京\n");
+    laya_notes *n = NULL;
+    laya_notes_summary s;
+    CHECKF(laya_notes_open(db, 1, &n, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(laya_notes_index(n, d, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.added == 6, "%s", err);
+    static const char *const queries[] = {"zephyr wind", "budget meeting Alice", "北京客户", "茶", "hills weather"};
+    for (int round = 0; round < 2; round++) {
+        for (size_t qi = 0; qi < sizeof queries / sizeof queries[0]; qi++) {
+            laya_note h[LAYA_NOTES_MAX_K];
+            int nh = 0;
+            char want[LAYA_NOTES_MAX_K][256];
+            double ws[LAYA_NOTES_MAX_K];
+            CHECK(laya_notes_search(n, queries[qi], strlen(queries[qi]), LAYA_NOTES_MAX_K, h, &nh, err, sizeof err) ==
+                  LAYA_OK);
+            int nw = fts5_ranking(db, queries[qi], want, ws, LAYA_NOTES_MAX_K);
+            CHECKF(nh > 0 && nh == nw, "%s: %d hits, FTS5 %d", queries[qi], nh, nw);
+            for (int i = 0; i < nh; i++) {
+                CHECKF(!strcmp(h[i].path, want[i]), "%s #%d: %s, FTS5 %s", queries[qi], i, h[i].path, want[i]);
+                CHECK_NEAR(h[i].score, ws[i], 0.0, BM25_RTOL);
+            }
+        }
+        /* Another connection adds notes: every length, the number of notes
+         * and each idf change under the first one. */
+        laya_notes *other = NULL;
+        CHECK(laya_notes_open(db, 0, &other, err, sizeof err) == LAYA_OK);
+        puts_note(d2, "g.md", "# Wind\nwind wind wind and more wind over the hills, budget for Alice\n");
+        puts_note(d2, "h.md", "北京北京北京的客户\n");
+        CHECK(laya_notes_index(other, d2, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.notes == 8);
+        laya_notes_free(other);
+    }
+    laya_notes_free(n);
+}
+
+/* The terms a related-notes query keeps (notes_store.c: pick_terms). */
+TEST(notes_common_terms_are_left_out) {
+    char tmp[256], d[4096], db[4096], name[64], text[256], err[512] = "";
+    snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+    mkdir_in(tmp, "common", d, sizeof d);
+    join(db, sizeof db, tmp, "common.db");
+    /* "meeting" in more than NOTES_DF_MIN notes: left out; "zanzibar" in one. */
+    enum { COMMON = NOTES_DF_MIN + 36 };
+    for (int i = 0; i < COMMON; i++) {
+        snprintf(name, sizeof name, "m%03d.md", i);
+        snprintf(text, sizeof text, "meeting number %d%s\n", i, i == 7 ? " in zanzibar" : "");
+        puts_note(d, name, text);
+    }
+    laya_notes *n = NULL;
+    laya_notes_summary s;
+    CHECKF(laya_notes_open(db, 1, &n, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(laya_notes_index(n, d, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.added == COMMON, "%s", err);
+    laya_note h[LAYA_NOTES_MAX_K];
+    int nh = -1;
+    CHECK(laya_notes_search(n, "meeting", 7, 3, h, &nh, err, sizeof err) == LAYA_OK);
+    CHECKF(nh == 0, "a term in %d of %d notes is asked (%d hits)", COMMON, COMMON, nh);
+    const char *q = "the meeting in Zanzibar";
+    CHECK(laya_notes_search(n, q, strlen(q), 3, h, &nh, err, sizeof err) == LAYA_OK);
+    CHECKF(nh == 1 && rank_of(h, nh, "/m007.md") == 0, "%d hits", nh);
+    laya_notes_free(n);
+    /* Under the limit, the rarest terms while the notes they hold add up to
+     * NOTES_POSTINGS: alpha..delta hold 50+55+60+62 = 227 notes, echo 63
+     * more, which would pass 256, so echo's notes are not scored (they
+     * would rank first: echo is in their titles, which count three times). */
+    static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo"};
+    static const int holders[] = {50, 55, 60, 62, 63};
+    _Static_assert(50 + 55 + 60 + 62 <= NOTES_POSTINGS && 50 + 55 + 60 + 62 + 63 > NOTES_POSTINGS, "see above");
+    mkdir_in(tmp, "budget", d, sizeof d);
+    join(db, sizeof db, tmp, "budget.db");
+    int at = 0;
+    for (int w = 0; w < 5; w++)
+        for (int i = 0; i < holders[w]; i++, at++) {
+            snprintf(name, sizeof name, "%s%02d.md", words[w], i);
+            snprintf(text, sizeof text, "%s%s\nnote %d about %s\n", w == 4 ? "# " : "", w == 4 ? words[w] : "",
+                     at, words[w]);
+            puts_note(d, name, text);
+        }
+    CHECKF(laya_notes_open(db, 1, &n, err, sizeof err) == LAYA_OK, "%s", err);
+    CHECKF(laya_notes_index(n, d, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.added == at, "%s", err);
+    q = "alpha bravo charlie delta echo";
+    CHECK(laya_notes_search(n, q, strlen(q), LAYA_NOTES_MAX_K, h, &nh, err, sizeof err) == LAYA_OK);
+    CHECK(nh == LAYA_NOTES_MAX_K);
+    for (int i = 0; i < nh; i++) CHECKF(!strstr(h[i].path, "/echo"), "%s scored", h[i].path);
+    /* Alone, the rarest term is always asked. */
+    CHECK(laya_notes_search(n, "echo", 4, 3, h, &nh, err, sizeof err) == LAYA_OK && nh == 3);
+    CHECK(strstr(h[0].path, "/echo"));
+    laya_notes_free(n);
+}
+
+/* notes_snippet: the window with the most terms, centred; matches in
+ * brackets as written; overlapping CJK bigrams in one pair; cut to fit. */
+TEST(notes_snippets) {
+    sqlite3 *db = NULL;
+    int no_fts5 = 0;
+    CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK && notes_tok_register(db, &no_fts5) == SQLITE_OK);
+    notes_stemmer *st = notes_stemmer_new(db);
+    notes_rank *r = calloc(1, sizeof *r);
+    CHECK(st && r);
+    char out[LAYA_NOTE_SNIPPET];
+    /* Porter's form of "meetings" matches "Meetings" (brackets keep the case). */
+    r->nt = 1;
+    snprintf(r->t[0].stem, sizeof r->t[0].stem, "meet");
+    r->t[0].stem_len = 4;
+    const char *en = "w00 w01 w02 w03 w04 w05 w06 w07 w08 w09 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 Meetings "
+                     "w21 w22 w23 w24 w25 w26 w27 w28 w29.";
+    notes_snippet(r, st, en, strlen(en), out, sizeof out);
+    CHECKF(!strcmp(out, "...w15 w16 w17 w18 w19 [Meetings] w21 w22 w23 w24 w25 w26..."), "%s", out);
+    /* No match: the start; a short body: all of it. */
+    snprintf(r->t[0].stem, sizeof r->t[0].stem, "absent");
+    r->t[0].stem_len = 6;
+    notes_snippet(r, st, en, strlen(en), out, sizeof out);
+    CHECKF(!strcmp(out, "w00 w01 w02 w03 w04 w05 w06 w07 w08 w09 w10 w11..."), "%s", out);
+    notes_snippet(r, st, "# Short\nonly this.", 18, out, sizeof out);
+    CHECKF(!strcmp(out, "# Short\nonly this."), "%s", out);
+    /* 北京 and 京天 overlap in 北京天: one pair of brackets; 天安 does not match. */
+    r->nt = 2;
+    snprintf(r->t[0].stem, sizeof r->t[0].stem, "北京");
+    snprintf(r->t[1].stem, sizeof r->t[1].stem, "京天");
+    r->t[0].stem_len = r->t[1].stem_len = 6;
+    const char *zh = "明天去北京天安门，北京";
+    notes_snippet(r, st, zh, strlen(zh), out, sizeof out);
+    CHECKF(!strcmp(out, "明天去[北京天]安门，[北京]"), "%s", out);
+    /* A prefix term (a lone character in a search box). */
+    r->nt = 1;
+    snprintf(r->t[0].stem, sizeof r->t[0].stem, "茶");
+    r->t[0].stem_len = 3;
+    r->t[0].prefix = 1;
+    const char *tea = "他喜欢喝茶，可以送他一套茶具。";
+    notes_snippet(r, st, tea, strlen(tea), out, sizeof out);
+    CHECKF(strstr(out, "[茶具]") && !strstr(out, "[喝茶]"), "%s", out);
+    /* The most distinct terms win over the most matches of one. */
+    r->nt = 2;
+    r->t[0].prefix = 0;
+    snprintf(r->t[0].stem, sizeof r->t[0].stem, "x");
+    snprintf(r->t[1].stem, sizeof r->t[1].stem, "y");
+    r->t[0].stem_len = r->t[1].stem_len = 1;
+    const char *xy = "x x x x x x x x x x x x a b c d e f g h i j k l m n o p q r s x y";
+    notes_snippet(r, st, xy, strlen(xy), out, sizeof out);
+    CHECKF(strstr(out, "[x] [y]"), "%s", out);
+    /* Cut to the buffer, NUL-terminated; hostile bytes are only separators. */
+    char small[8];
+    memset(small, 'Z', sizeof small);
+    notes_snippet(r, st, xy, strlen(xy), small, sizeof small);
+    CHECK(memchr(small, 0, sizeof small) && strlen(small) == sizeof small - 1);
+    const char *junk = "\xff x \xe4\xb8 y \xc0\xaf";
+    notes_snippet(r, st, junk, strlen(junk), out, sizeof out);
+    CHECKF(strstr(out, "[x]") && strstr(out, "[y]"), "%s", out);
+    free(r);
+    notes_stemmer_free(st);
+    sqlite3_close(db);
+}
+
+/* Runs that each change a note add a segment to the full-text index (FTS5
+ * merges small ones only once 16 pile up); an index run merges them when
+ * there are more than NOTES_SEGMENTS_MAX. */
+TEST(notes_index_stays_in_few_segments) {
+    char tmp[256], d[4096], db[4096], name[64], err[512] = "";
+    snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+    mkdir_in(tmp, "seg", d, sizeof d);
+    join(db, sizeof db, tmp, "seg.db");
+    laya_notes *n = NULL;
+    laya_notes_summary s;
+    CHECKF(laya_notes_open(db, 1, &n, err, sizeof err) == LAYA_OK, "%s", err);
+    sqlite3 *d3 = NULL;
+    CHECK(sqlite3_open(db, &d3) == SQLITE_OK);
+    sqlite3_stmt *q = NULL;
+    CHECK(sqlite3_prepare_v2(d3, "SELECT count(DISTINCT segid) FROM notes_idx", -1, &q, NULL) == SQLITE_OK);
+    int most = 0;
+    for (int run = 0; run < 3 * NOTES_SEGMENTS_MAX; run++) {
+        snprintf(name, sizeof name, "n%02d.md", run);
+        puts_note(d, name, "one more note\n");
+        CHECK(laya_notes_index(n, d, NULL, NULL, &s, err, sizeof err) == LAYA_OK && s.added == 1);
+        CHECK(sqlite3_step(q) == SQLITE_ROW);
+        int segments = sqlite3_column_int(q, 0);
+        sqlite3_reset(q);
+        CHECKF(segments >= 1 && segments <= NOTES_SEGMENTS_MAX, "run %d: %d segments", run, segments);
+        if (segments > most) most = segments;
+    }
+    /* It did not stay at one by itself. */
+    CHECK(most == NOTES_SEGMENTS_MAX);
+    sqlite3_finalize(q);
+    sqlite3_close(d3);
+    laya_note h[LAYA_NOTES_MAX_K];
+    int nh = 0;
+    CHECK(laya_notes_search(n, "note", 4, LAYA_NOTES_MAX_K, h, &nh, err, sizeof err) == LAYA_OK &&
+          nh == LAYA_NOTES_MAX_K);
+    CHECKF(laya_notes_check(n, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_notes_free(n);
+}
+
+static int token_line(void *ctx, const char *t, int len, int start, int end) {
+    char *line = ctx;
+    size_t l = strlen(line);
+    snprintf(line + l, 512 - l, "%.*s@%d-%d ", len, t, start, end);
+    return 0;
+}
+
+/* The tokenizer's tokens and byte ranges, pinned (the index holds them:
+ * a change would need every note indexed again): ASCII folded, porter on
+ * top, CJK bigrams, a lone CJK character, bytes that are not UTF-8 and
+ * emoji as separators. */
+TEST(notes_tokenizer_pins_its_tokens) {
+    sqlite3 *db = NULL;
+    int no_fts5 = 0;
+    CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK && notes_tok_register(db, &no_fts5) == SQLITE_OK);
+    notes_stemmer *st = notes_stemmer_new(db);
+    CHECK(st);
+    static const char *const text[][2] = {
+        {"Hello_World 42 naïve Ünïcode", "hello_world@0-11 42@12-14 naïv@15-21 Ünïcode@22-31 "},
+        {"北京天气。好\xe4\xb8", "北京@0-6 京天@3-9 天气@6-12 好@15-18 "},
+        {"\xff" "abc\xc0\xaf" "de\xed\xa0\x80" "fg 😀 x", "abc@1-4 de@6-8 fg@11-13 x@19-20 "},
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+        char line[512] = "";
+        notes_stem_each(st, text[i][0], strlen(text[i][0]), token_line, line);
+        CHECKF(!strcmp(line, text[i][1]), "%zu: %s", i, line);
+    }
+    notes_stemmer_free(st);
+    sqlite3_close(db);
 }

@@ -1,18 +1,16 @@
 /* learn_store.c - the SQLite store of committed text (learn_store.h). */
 #include "learn/learn_store.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "util/utf8.h"
 #include "util/err.h"
+#include "util/sqlite_file.h"
+#include "util/utf8.h"
 
 /* The WAL-index header (https://www.sqlite.org/walformat.html, "The
  * WAL-Index Header"): the first 48 bytes of the -shm file, which every
@@ -154,94 +152,20 @@ static void sql_has_word(sqlite3_context *cx, int argc, sqlite3_value **argv) {
 
 /* ---- the file --------------------------------------------------------------- */
 
+/* The file as sqlite_file.c names it in messages. */
+static const sqlfile_kind store_file = {"memory store", "memory.db", "--memory PATH", NULL};
+
 laya_status learn_store_default_path(char *buf, size_t n, char *err, size_t errlen) {
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    int w;
-    /* The XDG base-directory spec says to ignore a relative value. */
-    if (xdg && xdg[0] == '/') w = snprintf(buf, n, "%s/laya/memory.db", xdg);
-    else if (home && home[0] == '/') w = snprintf(buf, n, "%s/.local/share/laya/memory.db", home);
-    else
-        return err_set(err, errlen, LAYA_ERR_ARG,
-                       "no place for the memory store: neither $XDG_DATA_HOME nor $HOME is an absolute path "
-                       "(set one, or pass --memory PATH)");
-    if (w < 0 || (size_t)w >= n) return err_set(err, errlen, LAYA_ERR_LIMIT, "the memory store's path is too long");
-    return LAYA_OK;
+    return sqlfile_default_path(&store_file, buf, n, err, errlen);
 }
 
-/* Creates the missing folders above the file at path, each 0700 (mkdir's
- * mode is filtered by the umask, which can only remove permissions). */
-static laya_status make_parents(const char *path, char *err, size_t errlen) {
-    char dir[LEARN_STORE_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
-        *p = 0;
-        struct stat st;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-            return err_set(err, errlen, LAYA_ERR_IO, "cannot create folder %s for the memory store: %s", dir,
-                           strerror(errno));
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-            return err_set(err, errlen, LAYA_ERR_IO, "%s is in the memory store's path but is not a folder", dir);
-        *p = '/';
-    }
-    return LAYA_OK;
-}
-
-static const char *kind_of(mode_t m) {
-    return S_ISDIR(m)                 ? "folder"
-           : S_ISFIFO(m)              ? "named pipe"
-           : S_ISSOCK(m)              ? "socket"
-           : S_ISCHR(m) || S_ISBLK(m) ? "device"
-                                      : "special file";
-}
-
-/* Refuses anything but a regular file at path (creating an empty one,
- * 0600, when nothing is there), and the same for its -wal and -shm
- * companions when they exist. O_NONBLOCK: opening a FIFO returns at once
- * instead of waiting for a writer. Changes no existing file. */
-static laya_status check_files(const char *path, char *err, size_t errlen) {
+/* A symbolic link to nothing is refused rather than followed: opening it
+ * to create the store would create the file wherever it points. */
+static laya_status check_link(const char *path, char *err, size_t errlen) {
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) != 0)
         return err_set(err, errlen, LAYA_ERR_IO,
                        "memory store %s is a symbolic link to nothing: remove it or point it at a file", path);
-    int fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        if (errno == EISDIR)
-            return err_set(err, errlen, LAYA_ERR_IO,
-                           "memory store %s is a folder: pass a file path, such as %s/memory.db", path, path);
-        return err_set(err, errlen, LAYA_ERR_IO, "cannot open or create memory store %s: %s", path,
-                       strerror(errno));
-    }
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    close(fd);
-    if (!ok)
-        return err_set(err, errlen, LAYA_ERR_IO, "memory store %s is a %s, not a regular file: pass a file path",
-                       path, kind_of(st.st_mode));
-    static const char *const side[] = {"-wal", "-shm"};
-    for (int i = 0; i < 2; i++) {
-        char p[LEARN_STORE_PATH_MAX + 8];
-        snprintf(p, sizeof p, "%s%s", path, side[i]);
-        if (lstat(p, &st) != 0) continue;
-        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
-            return err_set(err, errlen, LAYA_ERR_IO,
-                           "%s (beside the memory store) is not a regular file: remove it", p);
-    }
-    return LAYA_OK;
-}
-
-/* Makes path and its -wal/-shm (where present) 0600 if they are looser. */
-static laya_status make_private(const char *path, char *err, size_t errlen) {
-    static const char *const suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[LEARN_STORE_PATH_MAX + 8];
-        struct stat st;
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        if (stat(p, &st) != 0 || !(st.st_mode & 077)) continue;
-        if (chmod(p, 0600) != 0)
-            return err_set(err, errlen, LAYA_ERR_IO,
-                           "%s holds private text but is readable by others (mode %03o) and cannot be made "
-                           "0600: %s",
-                           p, (unsigned)(st.st_mode & 0777), strerror(errno));
-    }
     return LAYA_OK;
 }
 
@@ -341,15 +265,10 @@ static laya_status prepare(learn_store *s, sqlite3_stmt **q, const char *sql, ch
 static laya_status open_db(learn_store *s, char *err, size_t errlen) {
     int mem = !strcmp(s->path, LEARN_STORE_IN_MEMORY);
     laya_status st;
-    if (!mem && ((st = make_parents(s->path, err, errlen)) || (st = check_files(s->path, err, errlen))))
+    if (!mem && ((st = check_link(s->path, err, errlen)) || (st = sqlfile_check(&store_file, s->path, 1, err, errlen))))
         return st;
-    int rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlfile_open(s->path, LEARN_STORE_BUSY_MS, &s->db);
     if (rc != SQLITE_OK) return fail(s, rc, "opening", err, errlen);
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, LEARN_STORE_BUSY_MS);
-    sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     rc = sqlite3_create_function_v2(s->db, "laya_has_word", 2,
                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL, sql_has_word,
                                     NULL, NULL, NULL);
@@ -360,24 +279,18 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
     /* Identity first: a refused file must not even be switched to WAL. */
     if ((st = check_schema(s, &v, err, errlen))) return st;
     if (!mem) {
-        if ((st = make_private(s->path, err, errlen))) return st;
-        sqlite3_stmt *q = NULL;
-        rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &q, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(q);
-        int wal = rc == SQLITE_ROW && !sqlite3_strnicmp((const char *)sqlite3_column_text(q, 0), "wal", 3);
-        if (rc != SQLITE_ROW) st = fail(s, rc, "switching to WAL", err, errlen);
-        sqlite3_finalize(q);
-        if (st) return st;
+        int wal = 0;
+        if ((st = sqlfile_make_private(s->path, err, errlen))) return st;
+        if ((rc = sqlfile_wal(s->db, &wal)) != SQLITE_OK) return fail(s, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "memory store %s cannot use write-ahead logging (is it on a network file system?): "
                            "keep it on a local disk",
                            s->path);
-        if ((st = exec(s, "PRAGMA synchronous = NORMAL", "configuring", err, errlen))) return st;
     }
     if (v < LEARN_STORE_SCHEMA && (st = upgrade(s, err, errlen))) return st;
     if ((st = check_tables(s, err, errlen))) return st;
-    if (!mem && (st = make_private(s->path, err, errlen))) return st;
+    if (!mem && (st = sqlfile_make_private(s->path, err, errlen))) return st;
     if ((st = prepare(s, &s->add, "INSERT INTO commits(text, t) VALUES(?1, ?2)", err, errlen)) ||
         (st = prepare(s, &s->incognito, "SELECT value FROM meta WHERE key = 'incognito'", err, errlen)) ||
         (st = prepare(s, &s->generation, "SELECT value FROM meta WHERE key = 'generation'", err, errlen)) ||

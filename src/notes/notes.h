@@ -2,6 +2,8 @@
  * and the pieces behind it.
  *  - notes_tok.c    the FTS5 tokenizer "laya" and the terms of a sentence
  *  - notes_store.c  the index file: open, index a folder, search, check
+ *  - notes_rank.c   a query's scores (bm25 from document lengths held in
+ *                   memory) and snippets, made in C for the few notes shown
  *  - notes_link.c   a session's related notes, cached by the term set
  *
  * The file (schema NOTES_SCHEMA, application_id NOTES_APP_ID):
@@ -15,8 +17,10 @@
  * hash is BLAKE2b-128 (libsodium) of the bytes; seen is the run that last
  * saw the file, so what a run did not see under its folder is removed.
  *
- * Ranking: bm25(notes, 3.0, 1.0): a term in the title counts three times
- * as much as one in the body.
+ * Ranking: bm25(notes, 3.0, 1.0) (the table's rank): a term in the title
+ * counts three times as much as one in the body. A search computes the
+ * same numbers itself (notes_rank.c: laya_bm25) without FTS5's per-row
+ * lookups of document lengths.
  *
  * Tokenizer "laya" (notes_tok.c), the same for notes and queries: a run of
  * letters and digits of a script written with spaces is one token (ASCII
@@ -46,10 +50,21 @@ enum {
     NOTES_MAX_QUERY = 2048,      /* bytes of the FTS5 query built from them */
     NOTES_SENTENCE_MAX = 600,    /* bytes before the cursor a sentence may span */
     NOTES_DF_MIN = 64,           /* a term in at most this many notes is always asked */
-    NOTES_POSTINGS = 256         /* notes a related-notes query may score (notes_store.c: drop_common) */
+    NOTES_POSTINGS = 256,        /* notes a related-notes query may score (notes_store.c: pick_terms) */
+    NOTES_STEM_MAX = 256,        /* bytes of a term's index form, NUL included */
+    NOTES_SNIP_TOKENS = 12,      /* tokens of a snippet */
+    NOTES_SNIP_SCAN = 4096,      /* tokens of a note's body a snippet looks at (its cost is bounded) */
+    NOTES_SEGMENTS_MAX = 4       /* FTS5 segments an index run leaves (more: 'optimize'; notes_store.c) */
 };
-/* ... or in at most this share of them (notes_store.c: drop_common). */
+/* ... or in at most this share of them (notes_store.c: pick_terms). */
 #define NOTES_DF_FRAC 0.02
+/* The columns' weights in bm25 (the schema's rank says the same). */
+#define NOTES_W_TITLE 3.0
+#define NOTES_W_BODY 1.0
+
+/* The fts5_api of db (https://sqlite.org/fts5.html#extending_fts5), NULL
+ * when this SQLite has no FTS5. */
+fts5_api *notes_fts5(sqlite3 *db);
 
 /* Registers the tokenizer "laya" on db. SQLITE_ERROR when the SQLite in use
  * has no FTS5 (then *no_fts5 is 1). */
@@ -65,9 +80,10 @@ void notes_stemmer_free(notes_stemmer *st);
  * returns its length, 0 when there is none. */
 size_t notes_stem(notes_stemmer *st, const char *term, size_t n, char *out, size_t cap);
 /* Calls fn with each token of a document's text[0..n) in index form (a
- * token may come more than once). fn returns nonzero to stop. */
-void notes_stem_each(notes_stemmer *st, const char *text, size_t n, int (*fn)(void *ctx, const char *tok, int len),
-                     void *ctx);
+ * token may come more than once) and the bytes text[start..end) it was
+ * made of. fn returns nonzero to stop. */
+typedef int (*notes_token_fn)(void *ctx, const char *tok, int len, int start, int end);
+void notes_stem_each(notes_stemmer *st, const char *text, size_t n, notes_token_fn fn, void *ctx);
 
 /* Which terms notes_query takes. */
 enum {
@@ -89,6 +105,57 @@ int notes_query(const char *text, size_t n, int mode, char *q, size_t qcap);
  * end mark was just typed (nothing but blanks after it) is still the
  * current one, until the next one starts. */
 void notes_sentence(const char *ctx, size_t n, size_t *start, size_t *end);
+
+/* ---- notes_rank.c -------------------------------------------------------------- */
+
+/* One term of a query as the search asks it: phrase i of the FTS5 query is
+ * t[i] of the notes_rank below. */
+typedef struct {
+    char stem[NOTES_STEM_MAX];   /* index form; a prefix term's prefix */
+    int stem_len, prefix;
+    int64_t df;                  /* notes holding it; -1 unknown (a prefix: laya_bm25 counts them) */
+    double idf;                  /* bm25's log((N - df + 0.5) / (df + 0.5)), at least 1e-6 */
+} notes_qterm;
+
+/* The tokens each note holds, title and body together (FTS5's document
+ * size), sorted by rowid. */
+typedef struct {
+    int64_t *id;
+    uint32_t *ntok;
+    size_t n, cap;
+    int64_t tokens;              /* their sum */
+} notes_lens;
+
+/* A token of a note's body, for its snippet. */
+typedef struct {
+    int start, end;              /* bytes of the body */
+    int term;                    /* the query term it matches, -1 none */
+} notes_snip_tok;
+
+/* What laya_bm25 reads: the lengths (kept by notes_store.c) and the query
+ * being run. Guarded by the laya_notes lock. */
+typedef struct {
+    notes_lens lens;
+    notes_qterm t[NOTES_MAX_TERMS];
+    int nt;
+    notes_snip_tok tok[NOTES_SNIP_SCAN];   /* notes_snippet's scratch */
+} notes_rank;
+
+/* Registers laya_bm25(notes) on db, reading r. SQLITE_ERROR without FTS5. */
+int notes_rank_register(sqlite3 *db, notes_rank *r);
+/* Reads the document sizes of the FTS5 table notes (its notes_docsize)
+ * into r->lens, growing its arrays as needed (they stay allocated). An
+ * SQLite result code; on failure r->lens is empty. */
+int notes_lens_load(sqlite3 *db, notes_rank *r);
+void notes_lens_free(notes_lens *l);
+/* idf of a term held by df of n notes, as FTS5's bm25 computes it. */
+double notes_idf(int64_t n, int64_t df);
+/* The snippet of body[0..n) for the query in r: the window of
+ * NOTES_SNIP_TOKENS tokens holding the most of its terms, the matches in
+ * [brackets], "..." where text was left out; into out (cap bytes,
+ * NUL-terminated, possibly cut inside a character: the caller cuts at
+ * one). st stems the body as the index did. */
+void notes_snippet(notes_rank *r, notes_stemmer *st, const char *body, size_t n, char *out, size_t cap);
 
 /* notes_store.c: a search for an FTS5 query q (from notes_query). */
 laya_status notes_search_query(laya_notes *n, const char *q, int k, laya_note *out, int *n_out, char *err,

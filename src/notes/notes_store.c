@@ -15,23 +15,40 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/sqlite_file.h"
+#include "util/topk.h"
 #include "util/utf8.h"
 
 enum {
     HASH_BYTES = 16,     /* BLAKE2b-128: equal content, equal hash; a collision would keep a stale note */
     MAX_DEPTH = 64,      /* folders below the one indexed */
-    MAX_UNREADABLE = 64  /* unreadable folders remembered per run (their notes are kept) */
+    MAX_UNREADABLE = 64, /* unreadable folders remembered per run (their notes are kept) */
+    DF_CACHE = 1024,     /* document frequencies a search remembers (a power of 2) */
+    DF_KEY = 48,         /* bytes of a term they are remembered for, NUL included (longer: read each time) */
+    SNIP_FETCH = 32768   /* characters of a body read for its snippet (NOTES_SNIP_SCAN tokens fit) */
 };
 
 #define IN_MEMORY ":memory:"
 
+/* A term's document frequency as last read from the terms table. */
+typedef struct {
+    char stem[DF_KEY];   /* "": empty slot */
+    int64_t df;
+} df_slot;
+
 struct laya_notes {
     pthread_mutex_t mu;
     sqlite3 *db;
-    sqlite3_stmt *get, *add_file, *set_file, *touch, *del_file, *add_note, *del_note, *search, *count;
+    sqlite3_stmt *get, *add_file, *set_file, *touch, *del_file, *add_note, *del_note, *count;
     sqlite3_stmt *df, *df_add, *df_gone, *old_text;   /* the terms table */
+    sqlite3_stmt *scan, *fetch, *version, *begin, *end;   /* searching */
     notes_stemmer *stem;
-    int64_t total;       /* notes in the index as of open or the last index run (for NOTES_DF_FRAC) */
+    /* What searches read from memory (the lengths, notes_rank.c) or cache
+     * (df), as of data_version; stale: this connection wrote since. */
+    notes_rank rank;
+    df_slot dfc[DF_CACHE];
+    int64_t data_version;
+    int stale;
     char path[NOTES_PATH_MAX];
 };
 
@@ -99,79 +116,12 @@ static laya_status run(laya_notes *n, sqlite3_stmt *q, const char *doing, char *
 
 /* ---- the file ------------------------------------------------------------------ */
 
+/* The file as sqlite_file.c names it in messages. */
+static const sqlfile_kind notes_file = {"notes index", "notes.db", "--db PATH", "run `laya notes index DIR` first"};
+
 laya_status laya_notes_default_path(char *buf, size_t n, char *err, size_t errlen) {
     if (!buf || !n) return LAYA_ERR_ARG;
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    int w;
-    if (xdg && xdg[0] == '/') w = snprintf(buf, n, "%s/laya/notes.db", xdg);
-    else if (home && home[0] == '/') w = snprintf(buf, n, "%s/.local/share/laya/notes.db", home);
-    else
-        return err_set(err, errlen, LAYA_ERR_ARG,
-                       "no place for the notes index: neither $XDG_DATA_HOME nor $HOME is an absolute path (set "
-                       "one, or pass --db PATH)");
-    if (w < 0 || (size_t)w >= n) return err_set(err, errlen, LAYA_ERR_LIMIT, "the notes index's path is too long");
-    return LAYA_OK;
-}
-
-/* Creates the missing folders above path, each 0700. */
-static laya_status make_parents(const char *path, char *err, size_t errlen) {
-    char dir[NOTES_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
-        *p = 0;
-        struct stat st;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-            return err_set(err, errlen, LAYA_ERR_IO, "cannot create folder %s for the notes index: %s", dir,
-                           strerror(errno));
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-            return err_set(err, errlen, LAYA_ERR_IO, "%s is in the notes index's path but is not a folder", dir);
-        *p = '/';
-    }
-    return LAYA_OK;
-}
-
-/* Refuses anything but a regular file at path and its -wal/-shm (creating
- * an empty one, 0600, when create and nothing is there). O_NONBLOCK: a
- * FIFO does not hang the open. */
-static laya_status check_files(const char *path, int create, char *err, size_t errlen) {
-    struct stat st;
-    int fd = open(path, O_RDWR | (create ? O_CREAT : 0) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        if (errno == EISDIR)
-            return err_set(err, errlen, LAYA_ERR_IO, "notes index %s is a folder: pass a file path, such as %s/notes.db",
-                           path, path);
-        if (errno == ENOENT && !create)
-            return err_set(err, errlen, LAYA_ERR_IO, "there is no notes index at %s: run `laya notes index DIR` first",
-                           path);
-        return err_set(err, errlen, LAYA_ERR_IO, "cannot open notes index %s: %s", path, strerror(errno));
-    }
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    close(fd);
-    if (!ok) return err_set(err, errlen, LAYA_ERR_IO, "notes index %s is not a regular file: pass a file path", path);
-    static const char *const side[] = {"-wal", "-shm"};
-    for (int i = 0; i < 2; i++) {
-        char p[NOTES_PATH_MAX + 8];
-        snprintf(p, sizeof p, "%s%s", path, side[i]);
-        if (lstat(p, &st) == 0 && (stat(p, &st) != 0 || !S_ISREG(st.st_mode)))
-            return err_set(err, errlen, LAYA_ERR_IO, "%s (beside the notes index) is not a regular file: remove it", p);
-    }
-    return LAYA_OK;
-}
-
-/* Makes path and its -wal/-shm 0600 where they are looser: they hold the
- * notes' text. */
-static laya_status make_private(const char *path, char *err, size_t errlen) {
-    static const char *const suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[NOTES_PATH_MAX + 8];
-        struct stat st;
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        if (stat(p, &st) != 0 || !(st.st_mode & 077)) continue;
-        if (chmod(p, 0600) != 0)
-            return err_set(err, errlen, LAYA_ERR_IO, "%s holds your notes' text but is readable by others and cannot be "
-                           "made 0600: %s", p, strerror(errno));
-    }
-    return LAYA_OK;
+    return sqlfile_default_path(&notes_file, buf, n, err, errlen);
 }
 
 /* ---- schema ---------------------------------------------------------------------- */
@@ -222,6 +172,24 @@ static laya_status check_schema(laya_notes *n, int *fresh, char *err, size_t err
     return LAYA_OK;
 }
 
+/* Brings what searches keep in memory up to date with the file: the
+ * lengths and the cached document frequencies are read again when this
+ * connection wrote (stale) or another one did (PRAGMA data_version, which
+ * changes on every commit of another connection, such as a `laya notes
+ * index` beside a running `laya serve`). Lock held. */
+static laya_status refresh(laya_notes *n, char *err, size_t errlen) {
+    int rc = sqlite3_step(n->version);
+    int64_t v = rc == SQLITE_ROW ? sqlite3_column_int64(n->version, 0) : 0;
+    sqlite3_reset(n->version);
+    if (rc != SQLITE_ROW) return fail(n, rc, "checking for changes", err, errlen);
+    if (!n->stale && v == n->data_version) return LAYA_OK;
+    for (int i = 0; i < DF_CACHE; i++) n->dfc[i].stem[0] = 0;
+    if ((rc = notes_lens_load(n->db, &n->rank)) != SQLITE_OK) return fail(n, rc, "reading the notes' sizes", err, errlen);
+    n->data_version = v;
+    n->stale = 0;
+    return LAYA_OK;
+}
+
 static laya_status prepare(laya_notes *n, sqlite3_stmt **q, const char *sql, char *err, size_t errlen) {
     int rc = sqlite3_prepare_v3(n->db, sql, -1, SQLITE_PREPARE_PERSISTENT, q, NULL);
     return rc == SQLITE_OK ? LAYA_OK : fail(n, rc, "preparing a statement", err, errlen);
@@ -230,14 +198,9 @@ static laya_status prepare(laya_notes *n, sqlite3_stmt **q, const char *sql, cha
 static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) {
     int mem = !strcmp(n->path, IN_MEMORY);
     laya_status st;
-    if (!mem && create && (st = make_parents(n->path, err, errlen))) return st;
-    if (!mem && (st = check_files(n->path, create, err, errlen))) return st;
-    int rc = sqlite3_open_v2(n->path, &n->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (!mem && (st = sqlfile_check(&notes_file, n->path, create, err, errlen))) return st;
+    int rc = sqlfile_open(n->path, NOTES_BUSY_MS, &n->db);
     if (rc != SQLITE_OK) return fail(n, rc, "opening", err, errlen);
-    sqlite3_extended_result_codes(n->db, 1);
-    sqlite3_busy_timeout(n->db, NOTES_BUSY_MS);
-    sqlite3_db_config(n->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_db_config(n->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     int no_fts5 = 0;
     rc = notes_tok_register(n->db, &no_fts5);
     if (no_fts5)
@@ -245,7 +208,8 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                        "the SQLite library in use (%s) was built without FTS5, which the notes index needs: install "
                        "Debian's libsqlite3-0 (it has FTS5) or a SQLite built with SQLITE_ENABLE_FTS5",
                        sqlite3_libversion());
-    if (rc != SQLITE_OK) return fail(n, rc, "registering the tokenizer", err, errlen);
+    if (rc == SQLITE_OK) rc = notes_rank_register(n->db, &n->rank);
+    if (rc != SQLITE_OK) return fail(n, rc, "registering the tokenizer and laya_bm25", err, errlen);
     /* A 16 MiB page cache and reads through mmap: the index of 10,000
      * notes (16 MiB) stays in memory between keystrokes. */
     if ((st = exec(n,
@@ -256,19 +220,13 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
     int fresh;
     if ((st = check_schema(n, &fresh, err, errlen))) return st;
     if (!mem) {
-        if ((st = make_private(n->path, err, errlen))) return st;
-        sqlite3_stmt *q = NULL;
-        rc = sqlite3_prepare_v2(n->db, "PRAGMA journal_mode = WAL", -1, &q, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(q);
-        int wal = rc == SQLITE_ROW && !sqlite3_strnicmp((const char *)sqlite3_column_text(q, 0), "wal", 3);
-        if (rc != SQLITE_ROW) st = fail(n, rc, "switching to WAL", err, errlen);
-        sqlite3_finalize(q);
-        if (st) return st;
+        int wal = 0;
+        if ((st = sqlfile_make_private(n->path, err, errlen))) return st;
+        if ((rc = sqlfile_wal(n->db, &wal)) != SQLITE_OK) return fail(n, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "notes index %s cannot use write-ahead logging (a network file system?): keep it on a "
                            "local disk", n->path);
-        if ((st = exec(n, "PRAGMA synchronous = NORMAL", "configuring", err, errlen))) return st;
     }
     if (fresh) {
         if ((st = exec(n, "BEGIN IMMEDIATE", "creating the index", err, errlen))) return st;
@@ -284,7 +242,7 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
         }
         if ((st = exec(n, "COMMIT", "creating the index", err, errlen))) goto undo;
     }
-    if (!mem && (st = make_private(n->path, err, errlen))) return st;
+    if (!mem && (st = sqlfile_make_private(n->path, err, errlen))) return st;
     if ((st = prepare(n, &n->get, "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?1", err, errlen)) ||
         (st = prepare(n, &n->add_file,
                       "INSERT INTO files(path, mtime_ns, size, hash, seen) VALUES(?1, ?2, ?3, ?4, ?5)", err, errlen)) ||
@@ -301,17 +259,20 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                       errlen)) ||
         (st = prepare(n, &n->df_gone, "DELETE FROM terms WHERE term = ?1 AND df <= 0", err, errlen)) ||
         (st = prepare(n, &n->old_text, "SELECT title, body FROM notes WHERE rowid = ?1", err, errlen)) ||
-        /* rank is bm25(notes, 3.0, 1.0) (the schema sets it): FTS5 sorts by it
-         * itself, and only the k best rows get a snippet. */
-        (st = prepare(n, &n->search,
-                      "SELECT f.path, s.title, s.snip, s.rank FROM (SELECT rowid AS id, title, "
-                      "snippet(notes, 1, '[', ']', '...', 12) AS snip, rank FROM notes WHERE notes MATCH ?1 "
-                      "ORDER BY rank LIMIT ?2) AS s JOIN files AS f ON f.id = s.id ORDER BY s.rank",
-                      err, errlen)))
+        /* A search in two steps (notes_search_query): every matching note
+         * scored, then the k best read by rowid for their snippets. */
+        (st = prepare(n, &n->scan, "SELECT rowid, laya_bm25(notes) FROM notes WHERE notes MATCH ?1", err, errlen)) ||
+        (st = prepare(n, &n->fetch,
+                      "SELECT f.path, n.title, substr(n.body, 1, ?2) FROM files AS f JOIN notes AS n ON n.rowid = f.id "
+                      "WHERE f.id = ?1",
+                      err, errlen)) ||
+        (st = prepare(n, &n->version, "PRAGMA data_version", err, errlen)) ||
+        (st = prepare(n, &n->begin, "BEGIN", err, errlen)) || (st = prepare(n, &n->end, "COMMIT", err, errlen)))
         return st;
     if (!(n->stem = notes_stemmer_new(n->db)))
         return err_set(err, errlen, LAYA_ERR_INTERNAL, "notes index: FTS5's porter tokenizer is missing");
-    return query_int(n, "SELECT count(*) FROM files", &n->total, "counting notes", err, errlen);
+    n->stale = 1;
+    return refresh(n, err, errlen);
 undo:
     rollback(n);
     return st;
@@ -342,9 +303,11 @@ laya_status laya_notes_open(const char *path, int create, laya_notes **out, char
 void laya_notes_free(laya_notes *n) {
     if (!n) return;
     sqlite3_stmt *q[] = {n->get, n->add_file, n->set_file, n->touch, n->del_file, n->add_note, n->del_note,
-                         n->search, n->count, n->df, n->df_add, n->df_gone, n->old_text};
+                         n->count,   n->df,       n->df_add,    n->df_gone, n->old_text, n->scan, n->fetch,
+                         n->version, n->begin,    n->end};
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) sqlite3_finalize(q[i]);
     notes_stemmer_free(n->stem);
+    notes_lens_free(&n->rank.lens);
     sqlite3_close_v2(n->db);
     pthread_mutex_destroy(&n->mu);
     free(n);
@@ -489,7 +452,8 @@ typedef struct {
     int oom;
 } tokset;
 
-static int tok_collect(void *ctx, const char *tok, int len) {
+static int tok_collect(void *ctx, const char *tok, int len, int start, int end) {
+    (void)start, (void)end;
     tokset *s = ctx;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
@@ -737,6 +701,19 @@ static laya_status sweep(indexer *x, const char *root) {
     return st;
 }
 
+/* Merges the full-text index into one segment when a run that changed it
+ * left more than NOTES_SEGMENTS_MAX: a query looks each of its terms up in
+ * every segment, so their number multiplies its fixed cost (docs/DESIGN.md,
+ * "Notes"). Each segment has rows in notes_idx. Lock held. */
+static laya_status compact(laya_notes *n, char *err, size_t errlen) {
+    int64_t segments = 0;
+    laya_status st = query_int(n, "SELECT count(DISTINCT segid) FROM notes_idx", &segments, "counting the index's "
+                               "segments", err, errlen);
+    if (st == LAYA_OK && segments > NOTES_SEGMENTS_MAX)
+        st = exec(n, "INSERT INTO notes(notes) VALUES('optimize')", "merging the index's segments", err, errlen);
+    return st;
+}
+
 laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report fn, void *ctx,
                              laya_notes_summary *sum, char *err, size_t errlen) {
     if (sum) memset(sum, 0, sizeof *sum);
@@ -757,16 +734,15 @@ laya_status laya_notes_index(laya_notes *n, const char *dir, laya_notes_report f
     if (st == LAYA_OK) st = sweep(&x, root);
     if (st == LAYA_OK) st = exec(n, "COMMIT", "saving the index", err, errlen);
     if (st != LAYA_OK) rollback(n);
+    if (st == LAYA_OK && x.sum.added + x.sum.updated + x.sum.removed > 0) st = compact(n, err, errlen);
     int64_t total = 0;
     if (st == LAYA_OK) st = query_int(n, "SELECT count(*) FROM files", &total, "counting notes", err, errlen);
+    /* The next search's state is read now, not on its keystroke. */
+    n->stale = 1;
+    if (st == LAYA_OK) st = refresh(n, err, errlen);
     pthread_mutex_unlock(&n->mu);
     for (int i = 0; i < x.n_unreadable; i++) free(x.unreadable[i]);
     x.sum.notes = total;
-    if (st == LAYA_OK) {
-        pthread_mutex_lock(&n->mu);
-        n->total = total;
-        pthread_mutex_unlock(&n->mu);
-    }
     if (sum) *sum = x.sum;
     return st;
 }
@@ -783,46 +759,75 @@ static void copy_text(char *d, size_t cap, const char *s) {
     d[l] = 0;
 }
 
-/* Rewrites the query q (notes_query's `"t" OR "t"*...`) into d, keeping
- * the terms that say most about which note is related at a bounded cost.
- * A term held by more than max(NOTES_DF_MIN, NOTES_DF_FRAC of the notes)
- * goes: its bm25 weight is near zero and every note holding it would be
- * scored. Of the rest, the rarest are kept while the notes they hold add up
- * to at most NOTES_POSTINGS (the rarest one always): bm25 scores each note
- * a term holds (about a microsecond each), so this bounds the query's
- * cost whatever the number of notes. Prefix terms (a lone CJK character
- * in a search box) are kept and not counted. Lock held. Returns the terms
- * kept. */
+/* The document frequency of the index form tok[0..len): from the cache,
+ * else the terms table (0 when no note holds it). Lock held. */
+static int64_t doc_freq(laya_notes *n, const char *tok, size_t len) {
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)tok[i]) * 16777619u;
+    df_slot *c = &n->dfc[h & (DF_CACHE - 1)];
+    if (len < DF_KEY && c->stem[0] && !c->stem[len] && !memcmp(c->stem, tok, len)) return c->df;
+    int64_t df = 0;
+    sqlite3_bind_text(n->df, 1, tok, (int)len, SQLITE_STATIC);
+    if (sqlite3_step(n->df) == SQLITE_ROW) df = sqlite3_column_int64(n->df, 0);
+    sqlite3_reset(n->df);
+    sqlite3_clear_bindings(n->df);
+    if (len < DF_KEY) {
+        memcpy(c->stem, tok, len);
+        c->stem[len] = 0;
+        c->df = df;
+    }
+    return df;
+}
+
+/* Picks the terms of the query q (notes_query's `"t" OR "t"*...`) that say
+ * most about which note is related at a bounded cost, into n->rank (with
+ * their idf) and the FTS5 query d. A term held by more than
+ * max(NOTES_DF_MIN, NOTES_DF_FRAC of the notes) goes: its bm25 weight is
+ * near zero and every note holding it would be scored. Of the rest, the
+ * rarest are kept while the notes they hold add up to at most
+ * NOTES_POSTINGS (the rarest one always): each note a term holds is
+ * scored, so this bounds the query's cost whatever the number of notes.
+ * Prefix terms (a lone CJK character in a search box) are kept and not
+ * counted. Lock held. Returns the terms kept. */
 typedef struct {
-    const char *p;
+    const char *p;   /* `"term"` or `"term"*` in q */
     size_t len;
-    int64_t df;
-} qterm;
+    notes_qterm t;
+} pick;
 
 static int cmp_df(const void *a, const void *b) {
-    int64_t x = ((const qterm *)a)->df, y = ((const qterm *)b)->df;
+    int64_t x = ((const pick *)a)->t.df, y = ((const pick *)b)->t.df;
     return (x > y) - (x < y);
 }
 
-static int drop_common(laya_notes *n, const char *q, char *d, size_t cap) {
-    int64_t limit = (int64_t)(NOTES_DF_FRAC * (double)n->total);
+static int pick_terms(laya_notes *n, const char *q, char *d, size_t cap) {
+    int64_t total = (int64_t)n->rank.lens.n, limit = (int64_t)(NOTES_DF_FRAC * (double)total);
     if (limit < NOTES_DF_MIN) limit = NOTES_DF_MIN;
-    qterm t[NOTES_MAX_TERMS];
+    pick t[NOTES_MAX_TERMS];
     int nt = 0;
     for (const char *p = q; *p == '"' && nt < NOTES_MAX_TERMS;) {
         const char *e = strchr(p + 1, '"');
         if (!e) break;
-        size_t len = (size_t)(e - p) + 1 + (e[1] == '*');
-        int64_t df = 0;
-        char tok[256];
-        size_t tl = e[1] == '*' ? 0 : notes_stem(n->stem, p + 1, (size_t)(e - p - 1), tok, sizeof tok);
-        if (tl) {
-            sqlite3_bind_text(n->df, 1, tok, (int)tl, SQLITE_STATIC);
-            if (sqlite3_step(n->df) == SQLITE_ROW) df = sqlite3_column_int64(n->df, 0);
-            sqlite3_reset(n->df);
-            sqlite3_clear_bindings(n->df);
+        int prefix = e[1] == '*';
+        size_t len = (size_t)(e - p) + 1 + (size_t)prefix, tl = (size_t)(e - p - 1);
+        pick *k = &t[nt];
+        if (prefix) {
+            /* Asked as typed (a CJK character): FTS5 matches tokens that start with it. */
+            if (tl >= sizeof k->t.stem) tl = 0;
+            memcpy(k->t.stem, p + 1, tl);
+            k->t.stem[tl] = 0;
+        } else {
+            tl = notes_stem(n->stem, p + 1, tl, k->t.stem, sizeof k->t.stem);
         }
-        if (e[1] == '*' || (df > 0 && df <= limit)) t[nt++] = (qterm){p, len, e[1] == '*' ? 0 : df};
+        int64_t df = tl && !prefix ? doc_freq(n, k->t.stem, tl) : 0;
+        if (tl && (prefix || (df > 0 && df <= limit))) {
+            k->p = p;
+            k->len = len;
+            k->t.stem_len = (int)tl;
+            k->t.prefix = prefix;
+            k->t.df = df;
+            nt++;
+        }
         p += len;
         if (!strncmp(p, " OR ", 4)) p += 4;
     }
@@ -832,42 +837,84 @@ static int drop_common(laya_notes *n, const char *q, char *d, size_t cap) {
     int64_t postings = 0;
     d[0] = 0;
     for (int i = 0; i < nt; i++) {
-        if (kept && postings + t[i].df > NOTES_POSTINGS) break;
+        if (kept && postings + t[i].t.df > NOTES_POSTINGS) break;
         if (o + t[i].len + 5 >= cap) break;
-        postings += t[i].df;
-        if (kept++) memcpy(d + o, " OR ", 4), o += 4;
+        postings += t[i].t.df;
+        if (kept) memcpy(d + o, " OR ", 4), o += 4;
         memcpy(d + o, t[i].p, t[i].len);
         o += t[i].len;
         d[o] = 0;
+        notes_qterm *r = &n->rank.t[kept++];
+        *r = t[i].t;
+        /* A prefix's notes are counted by laya_bm25 on the first row. */
+        if (r->prefix) r->df = -1;
+        else r->idf = notes_idf(total, r->df);
     }
+    n->rank.nt = kept;
     return kept;
 }
+
+/* One of the best notes while the scan runs. */
+typedef struct {
+    int64_t id;
+    double score;
+} best;
+
+static int better(const void *x, const void *y) { return ((const best *)x)->score < ((const best *)y)->score; }
 
 laya_status notes_search_query(laya_notes *n, const char *q0, int k, laya_note *out, int *n_out, char *err,
                                size_t errlen) {
     *n_out = 0;
     if (!q0[0] || k <= 0) return LAYA_OK;
+    if (k > LAYA_NOTES_MAX_K) k = LAYA_NOTES_MAX_K;
     pthread_mutex_lock(&n->mu);
+    /* One read transaction for the whole search: each statement outside one
+     * would take and drop WAL's read lock itself (2-3 us each, a dozen of
+     * them), and all of them see the same state of the file. */
+    laya_status st = run(n, n->begin, "starting a search", err, errlen);
     char q[NOTES_MAX_QUERY];
-    if (!drop_common(n, q0, q, sizeof q)) {
+    if (st == LAYA_OK) st = refresh(n, err, errlen);
+    if (st != LAYA_OK || !pick_terms(n, q0, q, sizeof q)) {
+        rollback(n);
         pthread_mutex_unlock(&n->mu);
-        return LAYA_OK;
+        return st;
     }
-    sqlite3_bind_text(n->search, 1, q, -1, SQLITE_STATIC);
-    sqlite3_bind_int(n->search, 2, k);
-    int rc, got = 0;
-    while (got < k && (rc = sqlite3_step(n->search)) == SQLITE_ROW) {
-        laya_note *o = &out[got++];
-        copy_text(o->path, sizeof o->path, (const char *)sqlite3_column_text(n->search, 0));
-        copy_text(o->title, sizeof o->title, (const char *)sqlite3_column_text(n->search, 1));
-        copy_text(o->snippet, sizeof o->snippet, (const char *)sqlite3_column_text(n->search, 2));
-        o->score = sqlite3_column_double(n->search, 3);
+    /* Every matching note scored (laya_bm25), the k best kept... */
+    best top[LAYA_NOTES_MAX_K];
+    int got = 0, rc;
+    sqlite3_bind_text(n->scan, 1, q, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(n->scan)) == SQLITE_ROW) {
+        best b = {sqlite3_column_int64(n->scan, 0), sqlite3_column_double(n->scan, 1)};
+        topk_insert(top, sizeof top[0], &got, k, &b, better);
     }
-    laya_status st = got == k || rc == SQLITE_DONE ? LAYA_OK : fail(n, rc, "searching", err, errlen);
-    sqlite3_reset(n->search);
-    sqlite3_clear_bindings(n->search);
+    if (rc != SQLITE_DONE) st = fail(n, rc, "searching", err, errlen);
+    sqlite3_reset(n->scan);
+    sqlite3_clear_bindings(n->scan);
+    /* ... and only they read, with a snippet made here. */
+    int shown = 0;
+    for (int i = 0; i < got && st == LAYA_OK; i++) {
+        sqlite3_bind_int64(n->fetch, 1, top[i].id);
+        sqlite3_bind_int(n->fetch, 2, SNIP_FETCH);
+        if ((rc = sqlite3_step(n->fetch)) == SQLITE_ROW) {
+            laya_note *o = &out[shown++];
+            char snip[LAYA_NOTE_SNIPPET];
+            const char *body = (const char *)sqlite3_column_text(n->fetch, 2);
+            notes_snippet(&n->rank, n->stem, body ? body : "", (size_t)sqlite3_column_bytes(n->fetch, 2), snip,
+                          sizeof snip);
+            copy_text(o->path, sizeof o->path, (const char *)sqlite3_column_text(n->fetch, 0));
+            copy_text(o->title, sizeof o->title, (const char *)sqlite3_column_text(n->fetch, 1));
+            copy_text(o->snippet, sizeof o->snippet, snip);
+            o->score = top[i].score;
+        } else if (rc != SQLITE_DONE) {
+            st = fail(n, rc, "reading a note", err, errlen);
+        }
+        sqlite3_reset(n->fetch);
+        sqlite3_clear_bindings(n->fetch);
+    }
+    if (st == LAYA_OK) st = run(n, n->end, "ending a search", err, errlen);
+    rollback(n);
     pthread_mutex_unlock(&n->mu);
-    *n_out = st == LAYA_OK ? got : 0;
+    *n_out = st == LAYA_OK ? shown : 0;
     return st;
 }
 

@@ -17,6 +17,20 @@ enum {
 
 static int class_at(const uint8_t *s, size_t n, size_t i) { return utf8_word_class(utf8_cp_at(s, n, i)); }
 
+/* The class of the character at s[i] (i < n) and where the next one starts
+ * (*next, as utf8_next says): one decoding per character, none for ASCII.
+ * The tokenizer's inner loop (every note indexed, every snippet made). */
+static int class_next(const uint8_t *s, size_t n, size_t i, size_t *next) {
+    if (s[i] < 0x80) {
+        *next = i + 1;
+        return utf8_word_class(s[i]);
+    }
+    int32_t c = utf8_cp_at(s, n, i);
+    /* A valid character has its shortest form; anything else is one byte. */
+    *next = i + (c < 0 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4);
+    return utf8_word_class(c);
+}
+
 static char lower(uint8_t b) { return (char)(b >= 'A' && b <= 'Z' ? b + 32 : b); }
 
 /* ---- the tokenizer ---------------------------------------------------------- */
@@ -40,19 +54,17 @@ typedef int (*token_fn)(void *ctx, int flags, const char *tok, int n, int start,
 static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text, int ntext, token_fn emit) {
     (void)t, (void)flags;
     const uint8_t *s = (const uint8_t *)text;
-    size_t n = ntext > 0 ? (size_t)ntext : 0, i = 0;
+    size_t n = ntext > 0 ? (size_t)ntext : 0, i = 0, j;
     char buf[TOK_MAX + 4];
     while (i < n) {
-        int c = class_at(s, n, i);
-        size_t j = utf8_next(s, n, i);
+        int c = class_next(s, n, i, &j);
         if (c == UTF8_WORD_OTHER) {
             i = j;
             continue;
         }
         if (c == UTF8_WORD_CHAR) {
-            size_t e = i, len = 0;
-            while (e < n && class_at(s, n, e) == UTF8_WORD_CHAR) {
-                size_t ne = utf8_next(s, n, e);
+            size_t e = i, ne, len = 0;
+            while (e < n && class_next(s, n, e, &ne) == UTF8_WORD_CHAR) {
                 if (len + (ne - e) <= TOK_MAX)
                     for (size_t b = e; b < ne; b++) buf[len++] = lower(s[b]);
                 e = ne;
@@ -63,28 +75,25 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
             continue;
         }
         /* A CJK run: each character with the next one, or alone. */
-        size_t k = j;
-        if (k >= n || class_at(s, n, k) != UTF8_WORD_CJK) {
+        size_t k = j, k2;
+        if (k >= n || class_next(s, n, k, &k2) != UTF8_WORD_CJK) {
             int rc = emit(ctx, 0, text + i, (int)(j - i), (int)i, (int)j);
             if (rc != SQLITE_OK) return rc;
             i = j;
             continue;
         }
-        while (k < n && class_at(s, n, k) == UTF8_WORD_CJK) {
-            size_t k2 = utf8_next(s, n, k);
+        do {
             int rc = emit(ctx, 0, text + i, (int)(k2 - i), (int)i, (int)k2);
             if (rc != SQLITE_OK) return rc;
             i = k;
             k = k2;
-        }
+        } while (k < n && class_next(s, n, k, &k2) == UTF8_WORD_CJK);
         i = k;
     }
     return SQLITE_OK;
 }
 
-/* The fts5_api of db (https://sqlite.org/fts5.html#extending_fts5), NULL
- * when this SQLite has no FTS5. */
-static fts5_api *fts5_of(sqlite3 *db) {
+fts5_api *notes_fts5(sqlite3 *db) {
     fts5_api *api = NULL;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &q, NULL) == SQLITE_OK) {
@@ -97,7 +106,7 @@ static fts5_api *fts5_of(sqlite3 *db) {
 
 int notes_tok_register(sqlite3 *db, int *no_fts5) {
     *no_fts5 = 0;
-    fts5_api *api = fts5_of(db);
+    fts5_api *api = notes_fts5(db);
     if (!api || api->iVersion < 2) {
         *no_fts5 = 1;
         return SQLITE_ERROR;
@@ -114,7 +123,7 @@ struct notes_stemmer {
 };
 
 notes_stemmer *notes_stemmer_new(sqlite3 *db) {
-    fts5_api *api = fts5_of(db);
+    fts5_api *api = notes_fts5(db);
     void *ud = NULL;
     notes_stemmer *st = calloc(1, sizeof *st);
     const char *args[] = {"laya"};
@@ -155,18 +164,17 @@ size_t notes_stem(notes_stemmer *st, const char *term, size_t n, char *out, size
 }
 
 typedef struct {
-    int (*fn)(void *ctx, const char *tok, int len);
+    notes_token_fn fn;
     void *ctx;
 } each_ctx;
 
 static int each_token(void *ctx, int flags, const char *tok, int n, int start, int end) {
-    (void)flags, (void)start, (void)end;
+    (void)flags;
     each_ctx *e = ctx;
-    return e->fn(e->ctx, tok, n) ? SQLITE_DONE : SQLITE_OK;
+    return e->fn(e->ctx, tok, n, start, end) ? SQLITE_DONE : SQLITE_OK;
 }
 
-void notes_stem_each(notes_stemmer *st, const char *text, size_t n, int (*fn)(void *ctx, const char *tok, int len),
-                     void *ctx) {
+void notes_stem_each(notes_stemmer *st, const char *text, size_t n, notes_token_fn fn, void *ctx) {
     each_ctx e = {fn, ctx};
     st->api.xTokenize(st->t, &e, FTS5_TOKENIZE_DOCUMENT, text, (int)n, each_token);
 }
@@ -192,12 +200,12 @@ static int is_stop_en(const char *w) {
 
 /* Function characters of Chinese: a CJK run is cut at them before its
  * bigrams are taken while typing (我们明天和张三开会 -> 明天, 张三开会). */
-static int is_stop_cjk(int32_t c) {
+static int is_stop_cjk(const uint8_t *c, size_t len) {
     static const char stop[] = "的了是在和与也就都而及着把被吗呢吧啊呀我你他她它们这那个很还又或给让从向但却";
-    const uint8_t *s = (const uint8_t *)stop;
-    size_t n = sizeof stop - 1;
-    for (size_t i = 0; i < n; i = utf8_next(s, n, i))
-        if (utf8_cp_at(s, n, i) == c) return 1;
+    _Static_assert((sizeof stop - 1) % 3 == 0, "each a 3-byte character: compared as bytes, not decoded");
+    if (len != 3) return 0;
+    for (size_t i = 0; i < sizeof stop - 1; i += 3)
+        if (!memcmp(stop + i, c, 3)) return 1;
     return 0;
 }
 
@@ -257,11 +265,13 @@ static void collect(terms *ts, const uint8_t *s, size_t n, int mode) {
             add_cjk(ts, s, n, i, e, 1);
         } else {
             size_t a = i;
-            for (size_t p = i; p < e; p = utf8_next(s, n, p))
-                if (is_stop_cjk(utf8_cp_at(s, n, p))) {
+            for (size_t p = i, q; p < e; p = q) {
+                q = utf8_next(s, n, p);
+                if (is_stop_cjk(s + p, q - p)) {
                     add_cjk(ts, s, n, a, p, 0);
-                    a = utf8_next(s, n, p);
+                    a = q;
                 }
+            }
             add_cjk(ts, s, n, a, e, 0);
         }
         i = e;

@@ -9,7 +9,7 @@
 
 #include "util/err.h"
 
-static const char *kind(mode_t m) {
+const char *file_kind(mode_t m) {
     if (S_ISDIR(m)) return "a directory";
     if (S_ISFIFO(m)) return "a FIFO (named pipe)";
     if (S_ISCHR(m)) return "a character device";
@@ -32,7 +32,7 @@ laya_status file_open_regular(const char *path, const char *what, int *fd, size_
     }
     if (!S_ISREG(sb.st_mode)) {
         close(d);
-        return err_set(err, errlen, LAYA_ERR_IO, "%s '%s' is %s: expected a regular file", what, path, kind(sb.st_mode));
+        return err_set(err, errlen, LAYA_ERR_IO, "%s '%s' is %s: expected a regular file", what, path, file_kind(sb.st_mode));
     }
     int fl = fcntl(d, F_GETFL);
     if (fl < 0 || fcntl(d, F_SETFL, fl & ~O_NONBLOCK) != 0) {

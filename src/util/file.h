@@ -12,7 +12,12 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include "laya.h"
+
+/* What a file that is not a regular one is, for messages: "a directory",
+ * "a FIFO (named pipe)", "a character device", ... (with the article). */
+const char *file_kind(mode_t m);
 
 /* Opens path read-only (O_CLOEXEC). what names the file in messages
  * ("model", "tokenizer", ...). On success *fd is owned by the caller and
