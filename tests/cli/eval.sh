@@ -152,5 +152,17 @@ if "$LAYA" eval "$T/a.txt" --decide on --engine "$FAKE $T/a.txt" 2>"$T/err"; the
     grep -q -- "--decide needs --sim" "$T/err" && ok "--decide needs --sim" || { bad "--decide needs --sim"; cat "$T/err"; }
 fi
 
+# Laya's own engine learns into a fresh memory of its own, never the
+# user's store: nothing appears under XDG_DATA_HOME, and the temporary
+# folder is gone afterwards.
+mkdir -p "$T/xdg" "$T/tmp"
+if XDG_DATA_HOME="$T/xdg" TMPDIR="$T/tmp" LAYA_MEMORY= "$LAYA" eval "$T/a.txt" --learn --passes 2 --max-chars 11 \
+    >"$T/own.txt" 2>"$T/err"; then
+    if [ -z "$(ls -A "$T/xdg")" ] && [ -z "$(ls -A "$T/tmp")" ]; then ok "eval --learn leaves the user's store alone"
+    else bad "eval --learn leaves the user's store alone"; ls -laR "$T/xdg" "$T/tmp"; fi
+else
+    bad "eval --learn with laya's own engine"; cat "$T/err"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
