@@ -227,6 +227,10 @@ TEST(prior_in_a_model_file_and_in_the_search) {
     CHECK(two_models(test_tmpdir(), &plain, &wp, &params));
     CHECK(engine_model(plain)->prior.nw == 0);
     CHECK(engine_model(wp)->prior.nw == NS);
+    /* the prior leaves the weights' identity (what an intent head names) as it was */
+    char ia[65], ib[65];
+    CHECK(model_identity(engine_model(plain), ia) == LAYA_OK && model_identity(engine_model(wp), ib) == LAYA_OK);
+    CHECKF(!strcmp(ia, ib), "%s vs %s", ia, ib);
     laya_suggestion a[3], b[3];
     char ta[3][128], tb[3][128];
     /* weight 0, or text the prior has nothing for: the same as without it */

@@ -144,9 +144,9 @@ laya_status model_save_quant_layout(const char *path, const model_cfg *c, const 
  * (LAYA_ERR_ARG) an f32/f16 model. */
 laya_status model_save_relayout(const char *path, const model *m, model_layout layout, const char *meta_extra,
                                 char *err, size_t errlen);
-/* The model's identity across layouts (64 hex + NUL into hex): its
- * data_blake2b in the row-major layout, which a panel-layout file records
- * as rows_blake2b. What an intent head names as its base model. LAYA_OK,
+/* The model's identity across layouts and priors (64 hex + NUL into hex):
+ * its data_blake2b in the row-major layout without a prior, which a
+ * panel-layout file or a file with a prior records as rows_blake2b. What an intent head names as its base model. LAYA_OK,
  * or LAYA_ERR_FORMAT if the metadata lacks it. */
 laya_status model_identity(const model *m, char hex[65]);
 

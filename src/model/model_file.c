@@ -12,9 +12,13 @@
  *     adjacent tensors: X.panel U8 (NP, C/4 or C/8, 8, 4) codes, then
  *     X.panel_scales and X.panel_biases F32 (NP, C/G, 8), NP = ceil(R/8),
  *     the codes 64-byte aligned in the file; all panel blocks come first,
- *     then the vectors and the tokenizer; rows_blake2b (hex) is the
- *     data_blake2b of the same model in the row-major layout (its identity
- *     across layouts, model_identity). No layout key: row-major;
+ *     then the vectors, a prior's tensors and the tokenizer; rows_blake2b
+ *     (hex) is the data_blake2b of the same model in the row-major layout
+ *     without a prior (its identity across layouts and priors,
+ *     model_identity), recorded in every panel file and every file with a
+ *     prior. No layout key: row-major;
+ *   - optionally a next-word prior (prior.h) as "prior.word_off", ...,
+ *     "prior.words" before the tokenizer, __metadata__ "prior" its source;
  *   - "tokenizer": U8 (n), the tok_save() bytes;
  *   - __metadata__ (all strings): format "laya", format_version "1", arch
  *     "gru-lattn", V H D L W (decimal), dtype, quant ("none" or as above),
@@ -227,13 +231,25 @@ static laya_status want_dims(const st_tensor *t, const char *name, st_dtype dt, 
     return LAYA_OK;
 }
 
+/* __metadata__ key (rows_blake2b, the model's identity in the row-major
+ * layout without a prior) is 64 lowercase hex digits. */
+static laya_status meta_hex64(const st_file *f, const char *key, char *err, size_t errlen) {
+    const char *id = st_meta(f, key);
+    int ok = id && strlen(id) == 64;
+    for (int i = 0; ok && i < 64; i++) ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+    if (!ok)
+        return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ %s (the model's identity in the "
+                       "row-major layout) is missing or not 64 lowercase hex digits", key);
+    return LAYA_OK;
+}
+
 /* How the quantized matrices are laid out (__metadata__ layout): "rows"
  * when absent (every file before layout_version 1), or "panel" with
  * layout_version MODEL_PANEL_VERSION and rows_blake2b, for q8/q4 only. */
 static laya_status meta_layout(const st_file *f, int bits, model_layout *lay, char *err, size_t errlen) {
     const char *s = st_meta(f, "layout");
     *lay = MODEL_LAYOUT_ROWS;
-    if (!s || !strcmp(s, "rows")) return LAYA_OK;
+    if (!s || !strcmp(s, "rows")) return st_meta(f, "rows_blake2b") ? meta_hex64(f, "rows_blake2b", err, errlen) : LAYA_OK;
     if (strcmp(s, "panel"))
         return err_set(err, errlen, LAYA_ERR_UNSUPPORTED, "__metadata__ layout \"%.16s\" is not \"rows\" or "
                        "\"panel\" (from a newer Laya?)", s);
@@ -244,12 +260,7 @@ static laya_status meta_layout(const st_file *f, int bits, model_layout *lay, ch
     snprintf(want, sizeof want, "%d", MODEL_PANEL_VERSION);
     laya_status st = meta_is(f, "layout_version", want, LAYA_ERR_UNSUPPORTED, err, errlen);
     if (st) return st;
-    const char *id = st_meta(f, "rows_blake2b");
-    int ok = id && strlen(id) == 64;
-    for (int i = 0; ok && i < 64; i++) ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
-    if (!ok)
-        return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ rows_blake2b (the model's identity in the "
-                       "row-major layout) is missing or not 64 lowercase hex digits");
+    if ((st = meta_hex64(f, "rows_blake2b", err, errlen))) return st;
     *lay = MODEL_LAYOUT_PANEL;
     return LAYA_OK;
 }
@@ -616,11 +627,12 @@ static json_t *base_meta(const model_cfg *c, int bits, int32_t group, st_dtype s
  * 64-byte aligned), then the vectors, then the tokenizer; rows_blake2b is
  * the data_blake2b the ROWS file of the same model has. */
 static laya_status write_quant(const char *path, const model_cfg *c, int bits, int32_t G, model_layout layout,
-                               const qmat *mats, const float *const *vecs, const uint8_t *tok_blob, size_t tok_len,
-                               const char *meta_extra, char *err, size_t errlen) {
+                               const qmat *mats, const float *const *vecs, const prior *pr, const char *prior_src,
+                               const uint8_t *tok_blob, size_t tok_len, const char *meta_extra, char *err,
+                               size_t errlen) {
     model_tensor mt[MAX_TENSORS];
     const int n = model_tensors(c, mt, MAX_TENSORS);
-    st_out rows[3 * MAX_TENSORS + 1], pan[3 * MAX_TENSORS + 1];
+    st_out rows[3 * MAX_TENSORS + 1 + PRIOR_TENSORS], pan[3 * MAX_TENSORS + 1 + PRIOR_TENSORS];
     char names[MAX_TENSORS][3][40];
     int nr = 0, np = 0;
     size_t pbytes = 0;
@@ -649,13 +661,29 @@ static laya_status write_quant(const char *path, const model_cfg *c, int bits, i
     json_t *meta = base_meta(c, bits, G, ST_U8, tok_blob, tok_len);
     uint8_t *block = NULL;
     laya_status st = LAYA_OK;
-    if (layout == MODEL_LAYOUT_PANEL) {
-        char id[65], ver[8];
+    /* the identity: the row-major file without a prior; recorded whenever
+     * this file's own data_blake2b is not it */
+    const int has_prior = pr && pr->nw > 0;
+    if (layout == MODEL_LAYOUT_PANEL || has_prior) {
+        char id[65];
         st_data_blake2b(rows, nr, id);
+        json_object_set_new(meta, "rows_blake2b", json_string(id));
+    }
+    /* the prior's tensors go before the tokenizer (prior_out: its names) */
+    st_out pt[PRIOR_TENSORS];
+    char pnames[PRIOR_TENSORS][32];
+    if (has_prior) {
+        prior_out(pr, MODEL_PRIOR_PREFIX, pt, pnames);
+        nr--;
+        for (int i = 0; i < PRIOR_TENSORS; i++) rows[nr++] = pt[i];
+        rows[nr++] = tk;
+        json_object_set_new(meta, "prior", json_string(prior_src ? prior_src : "unnamed"));
+    }
+    if (layout == MODEL_LAYOUT_PANEL) {
+        char ver[8];
         snprintf(ver, sizeof ver, "%d", MODEL_PANEL_VERSION);
         json_object_set_new(meta, "layout", json_string("panel"));
         json_object_set_new(meta, "layout_version", json_string(ver));
-        json_object_set_new(meta, "rows_blake2b", json_string(id));
         if (!(block = aligned_alloc(ST_ALIGN, pbytes ? pbytes : ST_ALIGN)))
             st = err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory laying out the weights");
         uint8_t *at = block;
@@ -680,7 +708,9 @@ static laya_status write_quant(const char *path, const model_cfg *c, int bits, i
             at += kern_panel_bytes(&mats[i]);
         }
         for (int i = 0; i < nr; i++)
-            if (rows[i].dtype == ST_F32 && rows[i].ndim == 1) pan[np++] = rows[i];
+            if (rows[i].dtype == ST_F32 && rows[i].ndim == 1 && strncmp(rows[i].name, MODEL_PRIOR_PREFIX, 6))
+                pan[np++] = rows[i];
+        for (int i = 0; has_prior && i < PRIOR_TENSORS; i++) pan[np++] = pt[i];
         pan[np++] = tk;
     }
     if (!st && meta_extra) st = add_extra(meta, meta_extra, err, errlen);
@@ -762,7 +792,8 @@ laya_status model_save_quant_layout(const char *path, const model_cfg *c, const 
         fp = bi + (size_t)R * (size_t)(C / group);
     }
     if (!st && bits)
-        st = write_quant(path, c, bits, group, layout, mats, vecs, tok_blob, tok_len, meta_extra, err, errlen);
+        st = write_quant(path, c, bits, group, layout, mats, vecs, NULL, NULL, tok_blob, tok_len, meta_extra, err,
+                         errlen);
     if (!st && !bits) {
         out[no++] = (st_out){.name = "tokenizer", .dtype = ST_U8, .ndim = 1, .shape = {(int64_t)tok_len},
                              .src = tok_blob};
@@ -831,7 +862,13 @@ laya_status model_save_relayout(const char *path, const model *m, model_layout l
     size_t tn = 0;
     laya_status st = tok_save(m->tok, &tb, &tn);
     if (st) st = err_set(err, errlen, st, "cannot serialize the tokenizer");
-    if (!st) st = write_quant(path, c, bits, G, layout, mats, vecs, tb, tn, meta_extra, err, errlen);
+    /* the prior travels with the weights, under the same source */
+    const char *src = NULL;
+    json_t *mj = m->meta_json ? json_loads(m->meta_json, 0, NULL) : NULL;
+    if (mj) src = json_string_value(json_object_get(mj, "prior"));
+    if (!st)
+        st = write_quant(path, c, bits, G, layout, mats, vecs, &m->prior, src, tb, tn, meta_extra, err, errlen);
+    json_decref(mj);
     free(tb);
     free(buf);
     return st;

@@ -131,6 +131,15 @@ int prior_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out,
     return 0;
 }
 
+void prior_out(const prior *p, const char *prefix, st_out out[PRIOR_TENSORS], char names[PRIOR_TENSORS][32]) {
+    const void *src[PRIOR_TENSORS] = {p->word_off, p->fol_off, p->fol, p->fol_p, p->words};
+    const int64_t n[PRIOR_TENSORS] = {(int64_t)p->nw + 1, (int64_t)p->nw + 1, p->nf, p->nf, p->word_off[p->nw]};
+    for (int i = 0; i < PRIOR_TENSORS; i++) {
+        snprintf(names[i], 32, "%s%s", prefix, NAMES[i]);
+        out[i] = (st_out){.name = names[i], .dtype = DTYPES[i], .ndim = 1, .shape = {n[i]}, .src = src[i]};
+    }
+}
+
 int prior_is_tensor(const char *name, const char *prefix) {
     size_t n = strlen(prefix);
     if (strncmp(name, prefix, n)) return 0;
@@ -194,18 +203,17 @@ laya_status prior_embed(const char *model_path, const char *prior_path, const ch
             memcpy(out[no].shape, t->shape, sizeof t->shape);
             no++;
         }
-        for (int i = 0; i < PRIOR_TENSORS; i++) {
-            const st_tensor *t = st_find(&pf, NAMES[i]);
-            snprintf(names[i], sizeof names[i], "prior.%s", NAMES[i]);
-            out[no] = (st_out){.name = names[i], .dtype = t->dtype, .ndim = 1, .shape = {t->shape[0]},
-                               .src = pf.data + t->begin};
-            no++;
-        }
+        prior_out(&p, "prior.", out + no, names);
+        no += PRIOR_TENSORS;
         const st_tensor *tk = st_find(&mf, "tokenizer");
         out[no] = (st_out){.name = "tokenizer", .dtype = tk->dtype, .ndim = 1, .shape = {tk->shape[0]},
                            .src = mf.data + tk->begin};
         no++;
         json_object_set_new(meta, "prior", json_string(src ? src : "unnamed"));
+        /* the identity stays the weights' (a model without one is row-major
+         * and has no prior: its own checksum is its identity) */
+        const char *sum = st_meta(&mf, "data_blake2b");
+        if (!st_meta(&mf, "rows_blake2b") && sum) json_object_set_new(meta, "rows_blake2b", json_string(sum));
         json_object_del(meta, "data_blake2b");
         st = st_write(out_path, out, no, meta, "data_blake2b", err, errlen);
     }

@@ -55,14 +55,21 @@ laya_status prior_parse(const st_file *f, const char *prefix, prior *out, int *p
 /* The number of tensors of a prior (what prior_parse found when present). */
 enum { PRIOR_TENSORS = 5 };
 
+/* The prior's tensors for st_write, in file order, named prefix+name
+ * (names: room for the names, at most 31 bytes each); the st_out point
+ * into p's arrays. */
+void prior_out(const prior *p, const char *prefix, st_out out[PRIOR_TENSORS], char names[PRIOR_TENSORS][32]);
+
 /* 1 iff name is prefix followed by one of the prior's tensor names. */
 int prior_is_tensor(const char *name, const char *prefix);
 
 /* Writes out_path: the model file model_path with the prior of the file
  * prior_path (bare tensor names, validated by prior_parse) added as
  * "prior.<name>" tensors before the tokenizer, and __metadata__ "prior"
- * set to the prior's "source" (a prior already in the model is replaced).
- * The data checksum is recomputed; the signature is not (sign the output).
+ * set to the prior's "source" (a prior already in the model is replaced),
+ * and rows_blake2b, the model's identity (model_identity), kept or set to
+ * the model's data_blake2b. The data checksum is recomputed; the signature
+ * is not (sign the output).
  * Neither input is modified; out_path is written atomically. */
 laya_status prior_embed(const char *model_path, const char *prior_path, const char *out_path, char *err,
                         size_t errlen);
