@@ -17,11 +17,12 @@
  *   words    U8  (NB)     every word's UTF-8 bytes, concatenated, the words
  *                         sorted by their bytes (memcmp order), distinct
  * Words are those of the prediction table (a left or a right word); each
- * keeps its MAX_FOLLOWERS (default 8) most probable followers, P(f | w) =
- * 10^(score(w f) - score(w)) from the model's null state (no sentence
- * start: the word may be anywhere in a line). Words of one byte (ASCII
- * letters and digits the table holds) are left out: the model ranks those
- * itself. Deterministic for a given model. Exit status 1 with a message on
+ * keeps its MAX_FOLLOWERS (default 8) most probable followers of more than
+ * one character (MAX_SHORT), P(f | w) = 10^(score(w f) - score(w)) from the
+ * model's null state (no sentence start: the word may be anywhere in a
+ * line). Left words of one byte (ASCII letters and digits the table holds)
+ * are left out: the model ranks those itself. Deterministic for a given
+ * model. Exit status 1 with a message on
  * stderr when the model cannot be read or OUT cannot be written. */
 #include <libime/core/datrie.h>
 #include <libime/core/languagemodel.h>
@@ -41,6 +42,11 @@
 #include <vector>
 
 namespace {
+
+/* A follower of at most this many bytes (one Chinese character, or a short
+ * Latin word) is left out: the search ranks a suggestion by the keystrokes
+ * it saves, and a one-character suggestion in Chinese saves none. */
+constexpr size_t MAX_SHORT = 4;
 
 struct Table {
     std::vector<std::string> words;
@@ -111,7 +117,7 @@ int main(int argc, char **argv) {
             std::string key;
             file->predictionTrie().suffix(key, len, pos);
             size_t bar = key.find('|');
-            if (bar != std::string::npos && bar > 1 && bar + 2 < key.size()) {
+            if (bar != std::string::npos && bar > 1 && key.size() - bar - 1 > MAX_SHORT) {
                 int l = t.intern(key.substr(0, bar)), r = t.intern(key.substr(bar + 1));
                 t.followers[l].push_back(r);
             }
