@@ -262,6 +262,23 @@ typedef int (*laya_memory_visit)(void *ctx, const char *text, size_t len, int64_
 /* Visits every distinct text, most recently committed first. */
 laya_status laya_memory_list(laya_memory *m, laya_memory_visit fn, void *ctx, char *err, size_t errlen);
 
+/* Called by laya_memory_list_feedback for each feedback entry: after the
+ * text context[0..clen) (the end of the line before the cursor: the
+ * partial word and the word before it) the suggestion text[0..tlen) was
+ * passed over `ignored` times and taken `accepted` times (counts that
+ * decay with use, so they need not be whole), last at unix time `last`.
+ * Strings valid only during the call; nonzero stops. It must not call
+ * laya_memory functions. */
+typedef int (*laya_memory_feedback_visit)(void *ctx, const char *context, size_t clen, const char *text,
+                                          size_t tlen, double ignored, double accepted, int64_t last);
+
+/* Visits every feedback entry (laya_session_feedback), most recently
+ * changed first. The forget functions above remove entries too: all of
+ * them; those changed at or after unix_time; those whose context, text or
+ * the two together hold the word. forget_text keeps them. */
+laya_status laya_memory_list_feedback(laya_memory *m, laya_memory_feedback_visit fn, void *ctx, char *err,
+                                      size_t errlen);
+
 /* Reads what m's store holds into memory now (the first suggestion would
  * otherwise pay for it: about 0.3 s at the store's cap), as a program
  * that suggests does right after laya_memory_open. */
