@@ -264,7 +264,7 @@ laya_status laya_memory_list(laya_memory *m, laya_memory_visit fn, void *ctx, ch
 
 /* Called by laya_memory_list_feedback for each feedback entry: after the
  * text context[0..clen) (the end of the line before the cursor: the
- * partial word and the word before it) the suggestion text[0..tlen) was
+ * partial word and the two words before it) the suggestion text[0..tlen) was
  * passed over `ignored` times and taken `accepted` times (counts that
  * decay with use, so they need not be whole), last at unix time `last`.
  * Strings valid only during the call; nonzero stops. It must not call

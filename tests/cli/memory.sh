@@ -106,7 +106,7 @@ fb_serve() {
 fb_serve
 check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 2
 "$LAYA" memory list --feedback --memory "$FB" >"$T/fb.list" 2>"$T/fb.err"
-check "list --feedback: the contexts" sh -c "grep -q '\"Dear Zeb\" -> ' '$T/fb.list' && grep -q '\"the qu\" -> ' '$T/fb.list'"
+check "list --feedback: the contexts" sh -c "grep -q '\"Dear Zeb\" -> ' '$T/fb.list' && grep -q '\"like the qu\" -> ' '$T/fb.list'"
 check "list --feedback: passed over once" sh -c "grep '\"Dear Zeb\"' '$T/fb.list' | head -1 | grep -q '^ *1.0 *0.0 '"
 check "list --feedback: summary" grep -q "feedback entries in" "$T/fb.err"
 "$LAYA" memory list --memory "$FB" >/dev/null 2>"$T/fb.err"
@@ -120,7 +120,7 @@ assert fb and all(set(r) == {'context', 'text', 'ignored', 'accepted', 'last'} f
 assert any(r['context'] == 'Dear Zeb' and r['ignored'] == 1 for r in fb)
 "
 check "forget --word: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --word dear | grep -q 'forgot 0 commits and [1-9][0-9]* feedback entries'"
-check "forget --word: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
+check "forget --word: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"like the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
 check "forget --word: no bytes left" sh -c "! cat '$FB'* | grep -aq 'Dear Zeb'"
 check "forget --since: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --since 2000-01-01 | grep -q 'and [1-9][0-9]* feedback entries'"
 fb_serve
