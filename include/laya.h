@@ -263,6 +263,23 @@ typedef int (*laya_memory_visit)(void *ctx, const char *text, size_t len, int64_
 /* Visits every distinct text, most recently committed first. */
 laya_status laya_memory_list(laya_memory *m, laya_memory_visit fn, void *ctx, char *err, size_t errlen);
 
+/* Called by laya_memory_list_feedback for each feedback entry: after the
+ * text context[0..clen) (the end of the line before the cursor: the
+ * partial word and the two words before it) the suggestion text[0..tlen) was
+ * passed over `ignored` times and taken `accepted` times (counts that
+ * decay with use, so they need not be whole), last at unix time `last`.
+ * Strings valid only during the call; nonzero stops. It must not call
+ * laya_memory functions. */
+typedef int (*laya_memory_feedback_visit)(void *ctx, const char *context, size_t clen, const char *text,
+                                          size_t tlen, double ignored, double accepted, int64_t last);
+
+/* Visits every feedback entry (laya_session_feedback), most recently
+ * changed first. The forget functions above remove entries too: all of
+ * them; those changed at or after unix_time; those whose context, text or
+ * the two together hold the word. forget_text keeps them. */
+laya_status laya_memory_list_feedback(laya_memory *m, laya_memory_feedback_visit fn, void *ctx, char *err,
+                                      size_t errlen);
+
 /* Reads what m's store holds into memory now (the first suggestion would
  * otherwise pay for it: about 0.3 s at the store's cap), as a program
  * that suggests does right after laya_memory_open. */
@@ -276,6 +293,32 @@ laya_status laya_memory_prepare(laya_memory *m, char *err, size_t errlen);
  * job (laya_memory_commit). While m is incognito nothing typed is kept,
  * not even for the session; what m already holds is still used. */
 laya_status laya_session_set_memory(laya_session *s, laya_memory *m);
+
+/* Feedback (C8): what the typist did with the suggestions shown. With a
+ * memory attached, a suggestion the typist passes over in a context ranks
+ * lower the next times that context comes (the next-best one shows), and
+ * one taken ranks a little higher; the counts decay with use and are kept
+ * in the memory's store (src/learn/learn_fb.h has the rule and numbers).
+ * Without feedback calls, or without a memory, suggestions are exactly as
+ * they would be without these functions.
+ *
+ * Each laya_suggest records its result as the list shown (copied: the
+ * caller's array may change after) with the context it was made for.
+ * laya_session_shown replaces it with what was really shown, when that is
+ * less (laya_decide's result, a front end showing fewer): shown[0..n) are
+ * copied (n <= LAYA_MAX_K, each len <= LAYA_MAX_SUGGESTION, else
+ * LAYA_ERR_ARG and the list is unchanged); the context stays the one of
+ * the last laya_suggest. */
+laya_status laya_session_shown(laya_session *s, const laya_suggestion *shown, int n);
+
+/* The verdict on the list shown: accepted is the index taken, or -1 when
+ * the typist passed over the whole list. The list is judged once (it is
+ * cleared). Nothing is recorded without a memory, in a private field, in
+ * incognito, or when no list is pending (LAYA_OK in each case);
+ * LAYA_ERR_ARG for an index outside the list. A store error is returned
+ * (the events gathered are dropped; suggestions go on). Does not touch
+ * a decider: call laya_decide_event as well. */
+laya_status laya_session_feedback(laya_session *s, int accepted);
 
 /* A private field (a password or PIN, a field marked private, a password
  * prompt): with on, the session consults no memory and keeps nothing of

@@ -15,10 +15,15 @@
 #    LONG characters are typed (LONG_ZH in Chinese). Learning within one
 #    document needs length: these are where it can show.
 # The gain column is learning's first pass less the model alone, in points.
+# With FEEDBACK=1 (the default) the learning run is repeated with the typist
+# sending feedback (`laya eval --feedback`: the index taken, -1 for a list
+# passed over), so the typist's preferences are learned too: columns fb typed
+# (the text typed, no commits), fb p1, fb p2 and fb gain (fb p1 less learn p1).
 #   LAYA   the laya binary (default build/laya)    CHARS  slice characters (default 3000)
 #   LONG   long English characters (10000)         LONG_ZH long Chinese characters (3000)
 #   OUT    where the texts and JSON go (default build/learn_eval)
 #   SETS   "slices long" (default), or one of them
+#   FEEDBACK  1 (default): also the runs with feedback; 0: not
 set -eu
 cd "$(dirname "$0")/.."
 LAYA=${LAYA:-build/laya}
@@ -27,6 +32,7 @@ LONG=${LONG:-10000}
 LONG_ZH=${LONG_ZH:-3000}
 OUT=${OUT:-build/learn_eval}
 SETS=${SETS:-slices long}
+FEEDBACK=${FEEDBACK:-1}
 mkdir -p "$OUT"
 for f in data/corpus/en/valid.txt data/corpus/zh/valid.txt data/corpus/en/valid-letters.txt \
          data/corpus/en/valid-dialogue.txt data/corpus/zh/valid-dialogue.txt; do
@@ -67,6 +73,10 @@ run() {     # run SET MAXCHARS TEXT...
     "$LAYA" eval "$@" --max-chars "$n" --k 3 --json --engine "$LAYA serve --stdio --no-learn" >"$OUT/$set_-model.json"
     "$LAYA" eval "$@" --max-chars "$n" --k 3 --json --learn --passes 2 >"$OUT/$set_-learn.json"
     "$LAYA" eval "$@" --max-chars "$n" --k 3 --json --history "$OUT/junk.txt" >"$OUT/$set_-junk.json"
+    rm -f "$OUT/$set_-feedback.json"
+    if [ "$FEEDBACK" = 1 ]; then
+        "$LAYA" eval "$@" --max-chars "$n" --k 3 --json --learn --passes 2 --feedback >"$OUT/$set_-feedback.json"
+    fi
 }
 sets=
 for s in $SETS; do
@@ -83,12 +93,19 @@ done
 python3 - "$OUT" $sets <<'PY'
 import json, sys, os
 out = sys.argv[1]
-print("%-30s %6s %8s %8s %8s %8s %8s %6s" % ("text", "chars", "model", "typed", "learn p1", "learn p2", "junk", "gain"))
+fb = all(os.path.exists(os.path.join(out, "%s-feedback.json" % s)) for s in sys.argv[2:])
+head = ("text", "chars", "model", "typed", "learn p1", "learn p2", "junk", "gain")
+print(("%-30s %6s %8s %8s %8s %8s %8s %6s" % head) + (" %8s %8s %8s %7s" % ("fb typed", "fb p1", "fb p2", "fb gain") if fb else ""))
 for s in sys.argv[2:]:
     m, l, j = (json.load(open(os.path.join(out, "%s-%s.json" % (s, k)))) for k in ("model", "learn", "junk"))
-    for tm, tl, tj in zip(m["texts"], l["texts"], j["texts"]):
+    f = json.load(open(os.path.join(out, "%s-feedback.json" % s)))["texts"] if fb else [None] * len(m["texts"])
+    for tm, tl, tj, tf in zip(m["texts"], l["texts"], j["texts"], f):
         k3 = lambda t, learn, p: next(r["ksr"] for r in t["runs"] if r["k"] == 3 and r["learn"] == learn and r["pass"] == p)
         name = os.path.basename(tm["text"]).replace(".txt", "") if tm["text"] != "(all)" else s + " (all)"
-        print("%-30s %6d %8.4f %8.4f %8.4f %8.4f %8.4f %+6.1f" % (name, tm["chars"], k3(tm, False, 1), k3(tl, False, 1),
-              k3(tl, True, 1), k3(tl, True, 2), k3(tj, False, 1), 100 * (k3(tl, True, 1) - k3(tm, False, 1))))
+        row = "%-30s %6d %8.4f %8.4f %8.4f %8.4f %8.4f %+6.1f" % (name, tm["chars"], k3(tm, False, 1), k3(tl, False, 1),
+              k3(tl, True, 1), k3(tl, True, 2), k3(tj, False, 1), 100 * (k3(tl, True, 1) - k3(tm, False, 1)))
+        if fb:
+            row += " %8.4f %8.4f %8.4f %+7.2f" % (k3(tf, False, 1), k3(tf, True, 1), k3(tf, True, 2),
+                                                100 * (k3(tf, True, 1) - k3(tl, True, 1)))
+        print(row)
 PY

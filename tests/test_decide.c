@@ -1,5 +1,6 @@
 /* test_decide.c - the behaviour-aware decision (engine/decide.h) and the
- * protocol's decision fields and coalescing (server/proto.h). Each rule is
+ * protocol's decision fields, coalescing and feedback to the memory
+ * (server/proto.h). Each rule is
  * checked against the same candidates with and without its trigger, so a
  * rule that stops working fails here. */
 #include "test.h"
@@ -376,6 +377,86 @@ TEST(proto_decide_and_feedback) {
     CHECK(!json_object_get(jb, "shown"));
     json_decref(ja), json_decref(jb), free(a), free(b);
     proto_free(p);
+    laya_model_free(lm);
+    free(w);
+}
+
+static int count_entry(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
+                       int64_t last) {
+    (void)k, (void)kl, (void)t, (void)tl, (void)ign, (void)acc, (void)last;
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
+/* The first suggestion of a reply, "" when none. */
+static void first_of(const char *reply, char *top, size_t cap) {
+    json_t *j = json_loads(reply, 0, NULL);
+    json_t *a = json_object_get(j, "suggestions");
+    snprintf(top, cap, "%s", json_array_size(a) ? json_string_value(json_array_get(a, 0)) : "");
+    json_decref(j);
+}
+
+static int64_t fb_entries(laya_memory *m) {
+    int64_t n = 0;
+    laya_memory_list_feedback(m, count_entry, &n, NULL, 0);
+    return n;
+}
+
+TEST(proto_feedback_ranks_down_what_is_passed_over) {
+    laya_model *lm;
+    float *w;
+    proto *p = test_proto(&lm, &w);
+    CHECK(p);
+    laya_memory *mem = NULL;
+    CHECK(laya_memory_open(":memory:", &mem, NULL, 0) == LAYA_OK);
+    proto_set_memory(p, mem);
+    const char *ask = "{\"op\":\"suggest\",\"context\":\"I went to the sto\",\"k\":1}";
+    char top0[128], top[128];
+    char *r = handle(p, 1, ask);
+    first_of(r, top0, sizeof top0);
+    free(r);
+    CHECK(*top0);
+    /* passed over, asked again, until another leads */
+    int n = 0;
+    do {
+        r = handle(p, 1, "{\"op\":\"feedback\",\"accepted\":-1}");
+        CHECKF(r && strstr(r, "\"ok\":true"), "%s", r);
+        free(r);
+        r = handle(p, 1, ask);
+        first_of(r, top, sizeof top);
+        free(r);
+    } while (!strcmp(top, top0) && ++n < 8);
+    CHECKF(strcmp(top, top0), "'%s' still first after %d passes", top0, n);
+    CHECK(fb_entries(mem) > 0);
+    /* another connection's session sees the same memory */
+    r = handle(p, 2, ask);
+    first_of(r, top, sizeof top);
+    free(r);
+    CHECK(strcmp(top, top0));
+    /* a private request's list is not judged; an index beyond the list
+     * shown is the decider's alone, as before */
+    CHECK(laya_memory_forget_all(mem, NULL, NULL, 0) == LAYA_OK && fb_entries(mem) == 0);
+    for (int i = 0; i < 4; i++) {
+        free(handle(p, 3, "{\"op\":\"suggest\",\"context\":\"I went to the sto\",\"private\":true}"));
+        r = handle(p, 3, "{\"op\":\"feedback\",\"accepted\":-1}");
+        CHECK(r && strstr(r, "\"ok\":true"));
+        free(r);
+    }
+    free(handle(p, 3, "{\"op\":\"suggest\",\"context\":\"I went to the sto\",\"k\":1}"));
+    r = handle(p, 3, "{\"op\":\"feedback\",\"accepted\":5}");
+    CHECK(r && strstr(r, "\"ok\":true"));
+    free(r);
+    CHECK(fb_entries(mem) == 0);
+    /* with the decision, what it showed is what is judged */
+    r = handle(p, 4, "{\"op\":\"suggest\",\"context\":\"I went to the sto\",\"t_ms\":0,\"decide\":true}");
+    json_t *j = json_loads(r, 0, NULL);
+    size_t shown = json_array_size(json_object_get(j, "suggestions"));
+    json_decref(j);
+    free(r);
+    free(handle(p, 4, "{\"op\":\"feedback\",\"accepted\":-1,\"t_ms\":300}"));
+    CHECK(fb_entries(mem) == (int64_t)shown);
+    proto_free(p);
+    laya_memory_free(mem);
     laya_model_free(lm);
     free(w);
 }

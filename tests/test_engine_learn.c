@@ -1,10 +1,17 @@
 /* test_engine_learn.c - the personal memory inside the search (blend.c):
  * nothing changes without evidence, a remembered line is proposed, and a
- * private field or learning off sees none of it. */
+ * private field or learning off sees none of it; the typist's feedback
+ * (laya_session_feedback): nothing changes without it, a suggestion passed
+ * over loses the top and recovers by decay, by being taken, or by a
+ * forget, and a first word passed over takes its phrases down. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/decide.h"
+#include "learn/learn.h"
+#include "learn/learn_fb.h"
 #include "learn/learn_index.h"
+#include "learn/learn_store.h"
 #include "test.h"
 #include "test_engine_util.h"
 
@@ -99,6 +106,200 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     laya_session_free(s);
     laya_session_free(off);
     learn_index_free(ix);
+    laya_model_free(m);
+    free(params);
+}
+
+/* ---- feedback (learn_fb.h through laya_session_feedback) ------------------- */
+
+/* The first suggestion of s for ctx (k suggestions asked) into top; the
+ * number of suggestions. */
+static int top1(laya_session *s, const char *ctx, int k, char *top, size_t cap) {
+    laya_suggestion sg[LAYA_MAX_K];
+    int n = 0;
+    top[0] = 0;
+    if (laya_session_set_context(s, ctx, strlen(ctx)) != LAYA_OK || laya_suggest(s, k, sg, &n) != LAYA_OK) return -1;
+    if (n) snprintf(top, cap, "%.*s", (int)sg[0].len, sg[0].text);
+    return n;
+}
+
+static int64_t feedback_rows(laya_memory *m) {
+    int64_t n = 0;
+    learn_memory_lock(m);
+    learn_store_fb_count(m->store, &n, NULL, 0);
+    learn_memory_unlock(m);
+    return n;
+}
+
+TEST(engine_feedback_changes_nothing_without_it) {
+    float *params = NULL;
+    laya_model *m = te_model(400, 16, 8, 2, 3, 0.5f, 7, &params);
+    CHECK(m);
+    laya_memory *mem = NULL;
+    CHECK(laya_memory_open(LEARN_STORE_IN_MEMORY, &mem, NULL, 0) == LAYA_OK);
+    laya_session *a = NULL, *b = NULL;
+    CHECK(laya_session_new(m, &a) == LAYA_OK && laya_session_new(m, &b) == LAYA_OK);
+    CHECK(laya_session_set_memory(b, mem) == LAYA_OK);
+    const char *ctx[] = {"the qu", "Best re", "我们明天", "one two three fo", ""};
+    char x[512], y[512];
+    for (int i = 0; i < 5; i++) {
+        suggest(a, ctx[i], x, sizeof x);
+        suggest(b, ctx[i], y, sizeof y);
+        CHECKF(!strcmp(x, y), "'%s': without memory '%s', with an empty one '%s'", ctx[i], x, y);
+    }
+    /* feedback in other contexts: the table has rows, these contexts none */
+    const char *other[] = {"zebra crossing", "quartz wat", "小猫"};
+    for (int i = 0; i < 3; i++) {
+        suggest(b, other[i], y, sizeof y);
+        CHECK(laya_session_feedback(b, -1) == LAYA_OK);
+    }
+    CHECK(feedback_rows(mem) == 0);   /* not written yet: pending */
+    CHECK(learn_memory_fb_flush(mem, NULL, 0) == LAYA_OK && feedback_rows(mem) > 0);
+    /* feedback asked for in a private field is not taken */
+    int64_t rows = feedback_rows(mem);
+    CHECK(laya_session_set_private(b, 1) == LAYA_OK);
+    for (int r = 0; r < 4; r++) {
+        suggest(b, "the qu", y, sizeof y);
+        CHECK(laya_session_feedback(b, -1) == LAYA_OK);
+    }
+    CHECK(laya_session_set_private(b, 0) == LAYA_OK);
+    CHECK(learn_memory_fb_flush(mem, NULL, 0) == LAYA_OK && feedback_rows(mem) == rows);
+    for (int i = 0; i < 5; i++) {
+        suggest(a, ctx[i], x, sizeof x);
+        suggest(b, ctx[i], y, sizeof y);
+        CHECKF(!strcmp(x, y), "'%s': without memory '%s', with feedback elsewhere '%s'", ctx[i], x, y);
+    }
+    /* no list pending: nothing to judge; an index beyond the list is refused */
+    CHECK(laya_session_feedback(b, -1) == LAYA_OK);
+    suggest(b, "the qu", y, sizeof y);
+    CHECK(laya_session_feedback(b, 3) == LAYA_ERR_ARG && laya_session_feedback(b, -2) == LAYA_ERR_ARG);
+    laya_session_free(a);
+    laya_session_free(b);
+    laya_memory_free(mem);
+    laya_model_free(m);
+    free(params);
+}
+
+/* The context every feedback test types, and the number of times its top
+ * suggestion is passed over before another one leads: the factor after n
+ * passes is 1 / (1 + n) (learn_fb.h), so the top must lead the next one
+ * by less than n + 1 times in score. */
+#define FB_CTX "I went to the sto"
+enum { FB_MAX_PASSES = 8 };
+
+/* Passes over the top suggestion of FB_CTX (shown alone) until another
+ * leads; the number of passes, or -1 when FB_MAX_PASSES were not enough. */
+static int pass_over_top(laya_session *s, const char *top0) {
+    char top[256];
+    for (int n = 1; n <= FB_MAX_PASSES; n++) {
+        laya_suggestion sg[3];
+        int k = 0;
+        if (laya_session_set_context(s, FB_CTX, strlen(FB_CTX)) != LAYA_OK || laya_suggest(s, 3, sg, &k) != LAYA_OK ||
+            !k || laya_session_shown(s, sg, 1) != LAYA_OK || laya_session_feedback(s, -1) != LAYA_OK)
+            return -1;
+        if (top1(s, FB_CTX, 3, top, sizeof top) < 1) return -1;
+        if (strcmp(top, top0)) return n;
+    }
+    return -1;
+}
+
+TEST(engine_feedback_passed_over_loses_the_top_and_recovers) {
+    float *params = NULL;
+    laya_model *m = te_model(400, 16, 8, 2, 3, 0.5f, 7, &params);
+    CHECK(m);
+    const char *dir = test_tmpdir();
+    char path[512], top0[256], top[256];
+    snprintf(path, sizeof path, "%s/m.db", dir);
+    laya_memory *mem = NULL;
+    CHECK(laya_memory_open(path, &mem, NULL, 0) == LAYA_OK);
+    laya_session *s = NULL, *alone = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK && laya_session_new(m, &alone) == LAYA_OK);
+    CHECK(laya_session_set_memory(s, mem) == LAYA_OK);
+    CHECK(top1(alone, FB_CTX, 3, top0, sizeof top0) == 3);
+    CHECK(top1(s, FB_CTX, 3, top, sizeof top) == 3 && !strcmp(top, top0));
+    int n = pass_over_top(s, top0);
+    CHECKF(n >= 1, "'%s' still leads after %d passes", top0, FB_MAX_PASSES);
+    printf("    '%s' lost the top after %d passes\n", top0, n);
+    /* the model alone still leads with it; another context is untouched */
+    CHECK(top1(alone, FB_CTX, 3, top, sizeof top) == 3 && !strcmp(top, top0));
+    char x[512], y[512];
+    suggest(alone, "I went to the sta", x, sizeof x);
+    suggest(s, "I went to the sta", y, sizeof y);
+    CHECKF(!strcmp(x, y), "'%s' vs '%s'", x, y);
+    /* kept: a new process sees it */
+    laya_session_free(s);
+    laya_memory_free(mem);
+    CHECK(laya_memory_open(path, &mem, NULL, 0) == LAYA_OK);
+    CHECK(laya_session_new(m, &s) == LAYA_OK && laya_session_set_memory(s, mem) == LAYA_OK);
+    CHECK(top1(s, FB_CTX, 3, top, sizeof top) == 3 && strcmp(top, top0));
+    /* recovery by taking it: shown again (a front end's own list) and taken
+     * as often as it was passed over, and once more */
+    for (int i = 0; i <= n; i++) {
+        CHECK(top1(s, FB_CTX, 3, top, sizeof top) == 3);
+        laya_suggestion mine = {.text = top0, .len = strlen(top0), .prob = 0.5f};
+        CHECK(laya_session_shown(s, &mine, 1) == LAYA_OK && laya_session_feedback(s, 0) == LAYA_OK);
+    }
+    CHECK(top1(s, FB_CTX, 3, top, sizeof top) == 3 && !strcmp(top, top0));
+    /* recovery by decay: passed over again, then many events elsewhere */
+    CHECK(laya_memory_forget_all(mem, NULL, NULL, 0) == LAYA_OK);
+    CHECK(pass_over_top(s, top0) == n);
+    const uint8_t *other[] = {(const uint8_t *)"w"};
+    size_t ol[] = {1};
+    for (int i = 0; i < 12 * (int)LEARN_FB_HALF_LIFE; i++)
+        CHECK(learn_memory_feedback(mem, (const uint8_t *)"zz", 2, other, ol, 1, -1, NULL, NULL, 0) == LAYA_OK);
+    CHECK(top1(s, FB_CTX, 3, top, sizeof top) == 3);
+    CHECKF(!strcmp(top, top0), "after decay '%s', want '%s'", top, top0);
+    /* forgetting everything puts it back at once */
+    CHECK(pass_over_top(s, top0) == n);
+    CHECK(laya_memory_forget_all(mem, NULL, NULL, 0) == LAYA_OK);
+    CHECK(top1(s, FB_CTX, 3, top, sizeof top) == 3 && !strcmp(top, top0));
+    /* incognito: passes are not kept */
+    CHECK(laya_memory_set_incognito(mem, 1, NULL, 0) == LAYA_OK);
+    CHECK(pass_over_top(s, top0) == -1 && feedback_rows(mem) == 0);
+    laya_session_free(s);
+    laya_session_free(alone);
+    laya_memory_free(mem);
+    laya_model_free(m);
+    free(params);
+}
+
+TEST(engine_feedback_on_a_first_word_takes_its_phrases_down) {
+    float *params = NULL;
+    laya_model *m = te_model(400, 16, 8, 2, 3, 0.5f, 7, &params);
+    CHECK(m);
+    laya_memory *mem = NULL;
+    CHECK(laya_memory_open(LEARN_STORE_IN_MEMORY, &mem, NULL, 0) == LAYA_OK);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK && laya_session_set_memory(s, mem) == LAYA_OK);
+    /* a remembered line: the memory proposes the rest of it, a phrase */
+    const char *line = "Best regards, Zebulon Quartermaine";
+    for (int i = 0; i < 5; i++) CHECK(laya_memory_commit(mem, line, strlen(line), NULL, NULL, 0) == LAYA_OK);
+    const char *ctx = "Thanks.\nBest re";
+    laya_suggestion sg[LAYA_MAX_K];
+    int k = 0, at = -1;
+    size_t w = 0;
+    CHECK(laya_session_set_context(s, ctx, strlen(ctx)) == LAYA_OK && laya_suggest(s, LAYA_MAX_K, sg, &k) == LAYA_OK);
+    for (int j = 0; j < k && at < 0; j++)
+        if ((w = decide_first_word_end((const uint8_t *)sg[j].text, sg[j].len)) < sg[j].len) at = j;
+    CHECKF(at >= 0, "no phrase proposed after '%s'", ctx);
+    char phrase[256];
+    snprintf(phrase, sizeof phrase, "%.*s", (int)sg[at].len, sg[at].text);
+    float p0 = sg[at].prob;
+    /* the decision showed its first word alone, passed over: the phrase
+     * goes down too, by the same factor */
+    laya_suggestion cut = {.text = sg[at].text, .len = w, .prob = p0};
+    CHECK(laya_session_shown(s, &cut, 1) == LAYA_OK && laya_session_feedback(s, -1) == LAYA_OK);
+    CHECK(laya_suggest(s, LAYA_MAX_K, sg, &k) == LAYA_OK);
+    int still = 0;
+    for (int i = 0; i < k; i++)
+        if (sg[i].len == strlen(phrase) && !memcmp(sg[i].text, phrase, sg[i].len)) {
+            still = 1;
+            CHECK_NEAR(sg[i].prob, p0 / (1 + LEARN_FB_ALPHA), 0, 1e-5);
+        }
+    printf("    '%s' after '%.*s' was passed over: %s\n", phrase, (int)w, phrase, still ? "halved" : "out of the list");
+    CHECK(still || p0 / (1 + LEARN_FB_ALPHA) < 0.002f);
+    laya_session_free(s);
+    laya_memory_free(mem);
     laya_model_free(m);
     free(params);
 }

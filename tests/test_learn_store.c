@@ -1,8 +1,9 @@
 /* test_learn_store.c - the personal memory's store (learn/learn_store.h)
  * and the laya_memory handle over it (learn/learn.h, include/laya.h):
  * round trip and order, hostile text, forgetting that leaves no bytes in
- * the files, incognito, file modes, refused files, the v1 -> v2 migration,
- * the row cap, a second process's commits reaching the index, threads, and
+ * the files, incognito, file modes, refused files, the v1 -> v3 and v2 ->
+ * v3 migrations, the row cap, the typist's feedback (kept, shared,
+ * forgotten, refused in incognito, capped), a second process's commits reaching the index, threads, and
  * a writer killed with SIGKILL thirty times. Every store lives in a
  * temporary folder; $XDG_DATA_HOME and $HOME point there whenever the
  * default path is opened. */
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "learn/learn.h"
+#include "learn/learn_fb.h"
 #include "learn/learn_store.h"
 
 enum { KILL_ROUNDS = 30 };
@@ -580,7 +582,7 @@ TEST(learn_store_refuses_newer_foreign_and_garbage) {
                       "CREATE TABLE future(x); INSERT INTO future VALUES('keep me');") == SQLITE_OK);
     size_t n0, n1;
     uint8_t *before = slurp(p, &n0);
-    CHECK(refused(p, LAYA_ERR_UNSUPPORTED, "newer Laya (schema 5, this build reads up to 2)"));
+    CHECK(refused(p, LAYA_ERR_UNSUPPORTED, "newer Laya (schema 5, this build reads up to 3)"));
     uint8_t *after = slurp(p, &n1);
     CHECK(n0 == n1 && !memcmp(before, after, n0));
     free(before), free(after);
@@ -675,6 +677,244 @@ TEST(learn_store_migrates_v1) {
     CHECK(raw_int(p, "SELECT count(*) FROM commits WHERE typeof(text) = 'blob'") == 4);
     CHECK(raw_int(p, "SELECT value FROM meta WHERE key = 'generation'") == 0);
     CHECK(raw_int(p, "PRAGMA integrity_check") == 0);  /* "ok" reads as 0 */
+    rm_tree(dir);
+}
+
+TEST(learn_store_migrates_v2) {
+    const char *dir = test_tmpdir();
+    char p[512], err[512] = "";
+    path_in(p, sizeof p, dir, "v2.db");
+    /* A v2 file as the v2 schema wrote it (learn_store.h): incognito on, a
+     * generation moved by forgets. */
+    CHECK(raw_exec(p, "PRAGMA application_id = 1279351105;"
+                      "CREATE TABLE commits(id INTEGER PRIMARY KEY AUTOINCREMENT, text BLOB NOT NULL, t INTEGER NOT NULL);"
+                      "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+                      "INSERT INTO meta(key, value) VALUES('incognito', 1), ('generation', 4);"
+                      "INSERT INTO commits(text, t) VALUES(CAST('Best regards, Tom' AS BLOB), 111);"
+                      "INSERT INTO commits(text, t) VALUES(CAST('我想订个外卖' AS BLOB), 222);"
+                      "PRAGMA user_version = 2;") == SQLITE_OK);
+    laya_memory *m = NULL;
+    CHECKF(laya_memory_open(p, &m, err, sizeof err) == LAYA_OK, "%s", err);
+    rows_seen r = {0};
+    CHECK(learn_store_rows(m->store, 0, see_row, &r, NULL, 0) == LAYA_OK);
+    CHECK(r.n == 2 && r.ids[0] == 1 && r.len[0] == 17 && !memcmp(r.text[0], "Best regards, Tom", 17));
+    int on = -1;
+    CHECK(laya_memory_get_incognito(m, &on, NULL, 0) == LAYA_OK && on == 1);
+    CHECK(raw_int(p, "PRAGMA user_version") == LEARN_STORE_SCHEMA);
+    CHECK(raw_int(p, "SELECT value FROM meta WHERE key = 'generation'") == 4);
+    CHECK(raw_int(p, "SELECT value FROM meta WHERE key = 'fb_clock'") == 0);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 0);
+    CHECK(raw_int(p, "SELECT count(*) FROM sqlite_master WHERE name = 'feedback_clock'") == 1);
+    CHECK(raw_int(p, "PRAGMA integrity_check") == 0);
+    /* the migrated store takes feedback once incognito is off */
+    CHECK(laya_memory_set_incognito(m, 0, NULL, 0) == LAYA_OK);
+    const uint8_t *t[] = {(const uint8_t *)"gards"};
+    size_t l[] = {5};
+    int learned = 0;
+    CHECK(learn_memory_feedback(m, (const uint8_t *)"Best re", 7, t, l, 1, -1, &learned, err, sizeof err) == LAYA_OK);
+    CHECK(learned && learn_memory_fb_flush(m, err, sizeof err) == LAYA_OK);
+    laya_memory_free(m);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 1);
+    CHECK(raw_int(p, "SELECT value FROM meta WHERE key = 'fb_clock'") == 1);
+    rm_tree(dir);
+}
+
+/* ---- feedback (learn_fb.h) ------------------------------------------------------ */
+
+/* One feedback event: texts shown at key, accepted the index taken. */
+static laya_status fb_event(laya_memory *m, const char *key, const char *const *texts, int n, int accepted,
+                            int *learned) {
+    size_t lens[16];
+    for (int i = 0; i < n; i++) lens[i] = strlen(texts[i]);
+    return learn_memory_feedback(m, (const uint8_t *)key, strlen(key), (const uint8_t *const *)texts, lens, n,
+                                 accepted, learned, NULL, 0);
+}
+
+/* What the search would multiply text's probability by after key, as of
+ * a sync now. */
+static double fb_factor(laya_memory *m, const char *key, const char *text) {
+    learn_memory_lock(m);
+    learn_memory_sync(m, NULL, 0);
+    double f = learn_fb_factor(learn_memory_fb(m), learn_fb_key_hash((const uint8_t *)key, strlen(key)),
+                               (const uint8_t *)text, strlen(text), 0);
+    learn_memory_unlock(m);
+    return f;
+}
+
+typedef struct {
+    int n;
+    char key[16][64], text[16][64];
+    double ign[16], acc[16];
+} fb_seen;
+
+static int see_fb(void *ctx, const char *key, size_t kl, const char *text, size_t tl, double ign, double acc,
+                  int64_t last) {
+    fb_seen *f = ctx;
+    (void)last;
+    if (f->n < 16) {
+        snprintf(f->key[f->n], 64, "%.*s", (int)kl, key);
+        snprintf(f->text[f->n], 64, "%.*s", (int)tl, text);
+        f->ign[f->n] = ign, f->acc[f->n] = acc;
+        f->n++;
+    }
+    return 0;
+}
+
+TEST(learn_memory_feedback_is_kept_and_shared) {
+    const char *dir = test_tmpdir();
+    char p[512], err[512] = "";
+    laya_memory *m = NULL, *o = NULL;
+    CHECK(laya_memory_open(path_in(p, sizeof p, dir, "m.db"), &m, err, sizeof err) == LAYA_OK);
+    CHECK(laya_memory_open(p, &o, err, sizeof err) == LAYA_OK);
+    CHECK(fb_factor(o, "the k", "ey") == 1.0);   /* loads o's table, empty */
+    const char *shown[] = {"ey", "ernel module"};
+    int learned = 0;
+    CHECK(fb_event(m, "the k", shown, 2, -1, &learned) == LAYA_OK && learned);
+    CHECK(fb_event(m, "the k", shown, 2, 1, &learned) == LAYA_OK);
+    /* in this process at once; in the store only once written */
+    CHECK(fb_factor(m, "the k", "ey") < 0.4);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 0);
+    CHECK(fb_factor(o, "the k", "ey") == 1.0);
+    CHECK(learn_memory_fb_flush(m, err, sizeof err) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 2);
+    CHECK(raw_int(p, "SELECT value FROM meta WHERE key = 'fb_clock'") == 2);
+    /* the other process's next sync has it */
+    CHECK_NEAR(fb_factor(o, "the k", "ey"), fb_factor(m, "the k", "ey"), 1e-6, 0);
+    CHECK(fb_factor(o, "the k", "ernel module") == 1.0 || fabs(fb_factor(o, "the k", "ernel module") - 1) < 1e-3);
+    /* and what o adds reaches m, on top of m's own */
+    CHECK(fb_event(o, "the k", shown, 1, -1, NULL) == LAYA_OK && learn_memory_fb_flush(o, NULL, 0) == LAYA_OK);
+    CHECK(fb_factor(m, "the k", "ey") < fb_factor(m, "the k", "ernel module"));
+    CHECK_NEAR(fb_factor(m, "the k", "ey"), fb_factor(o, "the k", "ey"), 1e-6, 0);
+    /* the list, decayed to the store's clock */
+    fb_seen f = {0};
+    CHECK(laya_memory_list_feedback(m, see_fb, &f, err, sizeof err) == LAYA_OK);
+    CHECK(f.n == 2);
+    for (int i = 0; i < 2; i++) CHECK(!strcmp(f.key[i], "the k"));
+    int ey = strcmp(f.text[0], "ey") != 0;
+    CHECK(!strcmp(f.text[ey], "ey") && !strcmp(f.text[1 - ey], "ernel module"));
+    CHECK_NEAR(f.ign[ey], 3.0, 0.01, 0);
+    CHECK_NEAR(f.acc[1 - ey], 1.0, 0.01, 0);
+    /* a commit writes the pending feedback with it; closing writes the rest */
+    CHECK(fb_event(m, "a b", shown, 1, -1, NULL) == LAYA_OK);
+    CHECK(laya_memory_commit(m, "text", 4, NULL, NULL, 0) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 3);
+    CHECK(fb_event(m, "c d", shown, 1, -1, NULL) == LAYA_OK);
+    laya_memory_free(m);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 4);
+    /* a new process loads it all */
+    CHECK(laya_memory_open(p, &m, err, sizeof err) == LAYA_OK);
+    CHECK(fb_factor(m, "c d", "ey") < 1.0 && fb_factor(m, "the k", "ey") < 0.3);
+    laya_memory_free(m);
+    laya_memory_free(o);
+    CHECK(raw_int(p, "PRAGMA integrity_check") == 0);
+    rm_tree(dir);
+}
+
+TEST(learn_memory_feedback_is_forgotten) {
+    const char *dir = test_tmpdir();
+    char p[512], err[512] = "";
+    laya_memory *m = NULL, *o = NULL;
+    CHECK(laya_memory_open(path_in(p, sizeof p, dir, "m.db"), &m, err, sizeof err) == LAYA_OK);
+    CHECK(laya_memory_open(p, &o, err, sizeof err) == LAYA_OK);
+    const struct { const char *key, *text; } r[] = {
+        {"to Zeb", "ulon QFB-across"},    /* the word across context and text */
+        {"Zebulon w", "rote QFB-ctx"},    /* in the context */
+        {"see the", " Zebulon QFB-text"}, /* in the text */
+        {"the k", "ernel QFB-keep"},      /* kept */
+    };
+    for (int i = 0; i < 4; i++) CHECK(fb_event(m, r[i].key, &r[i].text, 1, -1, NULL) == LAYA_OK);
+    CHECK(learn_memory_fb_flush(m, NULL, 0) == LAYA_OK);
+    CHECK(fb_factor(o, "to Zeb", "ulon QFB-across") < 1.0);
+    CHECK(bytes_on_disk(p, "QFB-across") && bytes_on_disk(p, "QFB-ctx"));
+    /* a pending row holding the word goes too */
+    const char *pend = "pending QFB-pend";
+    CHECK(fb_event(m, "Zebulon's", &pend, 1, -1, NULL) == LAYA_OK);
+    int64_t removed = -1;
+    CHECK(laya_memory_forget_word(m, "zebulon", 7, &removed, err, sizeof err) == LAYA_OK && removed == 0);
+    CHECK(learn_store_fb_forgotten(m->store) == 4);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 1);
+    static const char *const gone[] = {"QFB-across", "QFB-ctx", "QFB-text", "QFB-pend"};
+    for (int i = 0; i < 4; i++) CHECKF(!bytes_on_disk(p, gone[i]), "%s still on disk", gone[i]);
+    CHECK(bytes_on_disk(p, "QFB-keep"));
+    /* both processes drop them from their tables */
+    for (int i = 0; i < 3; i++) {
+        CHECK(fb_factor(m, r[i].key, r[i].text) == 1.0);
+        CHECK(fb_factor(o, r[i].key, r[i].text) == 1.0);
+    }
+    CHECK(fb_factor(o, "the k", "ernel QFB-keep") < 1.0);
+    /* since: rows changed at or after the time */
+    CHECK(raw_exec(p, "UPDATE feedback SET t = 100") == SQLITE_OK);
+    const char *late = "late QFB-since";
+    CHECK(fb_event(m, "x y", &late, 1, -1, NULL) == LAYA_OK && learn_memory_fb_flush(m, NULL, 0) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 2);
+    CHECK(laya_memory_forget_since(m, 200, &removed, err, sizeof err) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 1 && !bytes_on_disk(p, "QFB-since"));
+    CHECK(fb_factor(o, "x y", late) == 1.0 && fb_factor(o, "the k", "ernel QFB-keep") < 1.0);
+    /* all */
+    CHECK(laya_memory_forget_all(m, &removed, err, sizeof err) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 0 && !bytes_on_disk(p, "QFB"));
+    CHECK(fb_factor(m, "the k", "ernel QFB-keep") == 1.0 && fb_factor(o, "the k", "ernel QFB-keep") == 1.0);
+    /* o's events from before the forget are not written after it */
+    const char *old = "old QFB-stale";
+    CHECK(fb_event(o, "q r", &old, 1, -1, NULL) == LAYA_OK);
+    laya_memory *w = NULL;
+    CHECK(laya_memory_open(p, &w, err, sizeof err) == LAYA_OK);
+    CHECK(laya_memory_commit(w, "a forget needs something to remove", 34, NULL, NULL, 0) == LAYA_OK);
+    CHECK(laya_memory_forget_all(w, &removed, err, sizeof err) == LAYA_OK && removed == 1);
+    laya_memory_free(w);
+    CHECK(learn_memory_fb_flush(o, NULL, 0) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 0 && !bytes_on_disk(p, "QFB-stale"));
+    CHECK(fb_factor(o, "q r", old) == 1.0);
+    laya_memory_free(m);
+    laya_memory_free(o);
+    rm_tree(dir);
+}
+
+TEST(learn_memory_feedback_incognito_learns_nothing) {
+    const char *dir = test_tmpdir();
+    char p[512];
+    laya_memory *m = NULL, *o = NULL;
+    CHECK(laya_memory_open(path_in(p, sizeof p, dir, "m.db"), &m, NULL, 0) == LAYA_OK);
+    CHECK(laya_memory_open(p, &o, NULL, 0) == LAYA_OK);
+    CHECK(laya_memory_set_incognito(m, 1, NULL, 0) == LAYA_OK);
+    const char *t = "QFB-incognito";
+    int learned = 1;
+    CHECK(fb_event(m, "a b", &t, 1, -1, &learned) == LAYA_OK && !learned);
+    CHECK(fb_factor(m, "a b", t) == 1.0);
+    laya_memory_free(m);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 0);
+    /* switched on by another process while events wait: they are not written */
+    CHECK(laya_memory_open(p, &m, NULL, 0) == LAYA_OK);
+    CHECK(laya_memory_set_incognito(m, 0, NULL, 0) == LAYA_OK);
+    CHECK(fb_event(o, "a b", &t, 1, -1, &learned) == LAYA_OK && learned);
+    CHECK(laya_memory_set_incognito(m, 1, NULL, 0) == LAYA_OK);
+    CHECK(learn_memory_fb_flush(o, NULL, 0) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 0 && !bytes_on_disk(p, "QFB-incognito"));
+    laya_memory_free(o);
+    laya_memory_free(m);
+    rm_tree(dir);
+}
+
+TEST(learn_store_feedback_cap_evicts_oldest) {
+    const char *dir = test_tmpdir();
+    char p[512];
+    laya_memory *m = NULL;
+    CHECK(laya_memory_open(path_in(p, sizeof p, dir, "m.db"), &m, NULL, 0) == LAYA_OK);
+    learn_store_set_fb_cap(m->store, 100);
+    const char *t = "w";
+    for (int i = 0; i < 400; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "key %d", i);
+        CHECK(fb_event(m, key, &t, 1, -1, NULL) == LAYA_OK);
+        if (i % 10 == 9) {
+            CHECK(learn_memory_fb_flush(m, NULL, 0) == LAYA_OK);
+            int rows = (int)raw_int(p, "SELECT count(*) FROM feedback");
+            CHECKF(rows <= 100, "%d rows after %d events", rows, i + 1);
+        }
+    }
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback WHERE ctx = CAST('key 399' AS BLOB)") == 1);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback WHERE ctx = CAST('key 0' AS BLOB)") == 0);
+    laya_memory_free(m);
     rm_tree(dir);
 }
 

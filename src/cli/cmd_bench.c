@@ -1,5 +1,5 @@
-/* cmd_bench.c - `laya bench [--model PATH] [--kb N] [--memory PATH [--history F]]
- * [TEXT...]`: the end-to-end
+/* cmd_bench.c - `laya bench [--model PATH] [--kb N] [--memory PATH [--history F]
+ * [--feedback]] [TEXT...]`: the end-to-end
  * keystroke benchmark of docs/EVALUATION.md ("Latency and memory"), one thread.
  *
  * For every character of each text: set the context to the text up to and
@@ -18,6 +18,11 @@
  * --history F first commits F to that store line by line (`--memory
  * :memory: --history F`: a throw-away store holding F), untimed. Learning's
  * price per keystroke is then the difference from a run without --memory.
+ * --feedback passes over every list shown (laya_session_feedback(s, -1),
+ * outside the keystroke's time, timed on its own): the feedback table grows
+ * by up to 3 rows a keystroke and is consulted at every one, the worst
+ * case of a typist who never takes a suggestion. Its price is the
+ * difference from the same run without --feedback.
  *
  * Texts: the arguments, else the first --kb KB (default 8) of
  * data/corpus/en/valid.txt and data/corpus/zh/valid.txt, else
@@ -36,13 +41,14 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya bench [--model PATH] [--kb N] [--memory PATH [--history F]] " CLI_SEARCH_USAGE "\n"
-            "                  [TEXT...]\n"
+            "usage: laya bench [--model PATH] [--kb N] [--memory PATH [--history F] [--feedback]]\n"
+            "                  " CLI_SEARCH_USAGE " [TEXT...]\n"
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
             "model steps and full logits vectors per keystroke, cold start, peak memory; one\n"
             "thread. TEXT defaults to the first N KB (default 8) of data/corpus/{en,zh}/valid.txt,\n"
             "else bench/texts/*.txt. --memory: learning on with that store (:memory: for a\n"
-            "throw-away one), --history F: F committed to it line by line first (untimed).\n");
+            "throw-away one), --history F: F committed to it line by line first (untimed),\n"
+            "--feedback: every list shown is passed over (feedback -1), timed on its own.\n");
 }
 
 /* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
@@ -77,16 +83,17 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *mem, const char *name,
-                     const char *text, size_t len, const char *src) {
+static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *mem, int feedback,
+                     const char *name, const char *text, size_t len, const char *src) {
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
     if (st == LAYA_OK) st = laya_session_set_search(s, cfg);
     if (st == LAYA_OK && mem) st = laya_session_set_memory(s, mem);
     if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
     size_t nk = utf8_count((const uint8_t *)text, len);
-    double *ms = malloc((nk + 1) * sizeof *ms);
-    if (!ms) cli_die("out of memory");
+    double *ms = malloc((nk + 1) * sizeof *ms), *fb_ms = malloc((nk + 1) * sizeof *fb_ms);
+    if (!ms || !fb_ms) cli_die("out of memory");
+    size_t nf = 0;
     laya_session_stats ss;
     laya_session_get_stats(s, &ss);
     uint64_t steps0 = ss.steps + ss.search_steps, worst_steps = 0;
@@ -103,6 +110,12 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
         if (st == LAYA_OK) st = laya_suggest(s, 3, out, &n);
         ms[k++] = 1e3 * (cli_now_s() - t0);
         if (st != LAYA_OK) cli_die("%s: keystroke %zu: %s", name, k, laya_status_str(st));
+        if (feedback && n > 0) {
+            double t1 = cli_now_s();
+            st = laya_session_feedback(s, -1);
+            fb_ms[nf++] = 1e3 * (cli_now_s() - t1);
+            if (st != LAYA_OK) cli_die("%s: feedback at keystroke %zu: %s", name, k, laya_status_str(st));
+        }
         laya_session_get_stats(s, &ss);
         uint64_t used = ss.steps + ss.search_steps - before;
         if (used > worst_steps) worst_steps = used;
@@ -118,6 +131,12 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
            ms[k / 2], ms[(size_t)(0.99 * (double)(k - 1))], ms[k - 1], sum / (double)k,
            (double)steps / (double)k, (unsigned long long)worst_steps, logits,
            100.0 * (double)shown / (double)k, src, len);
+    if (nf) {
+        qsort(fb_ms, nf, sizeof *fb_ms, cmp_double);
+        printf("%-10.10s %7zu lists passed over: laya_session_feedback p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+               "  feedback", nf, fb_ms[nf / 2], fb_ms[(size_t)(0.99 * (double)(nf - 1))], fb_ms[nf - 1]);
+    }
+    free(fb_ms);
     free(ms);
     laya_session_free(s);
 }
@@ -157,7 +176,7 @@ int cmd_bench(int argc, char **argv) {
     double t_start = cli_now_s();
     const char *model_arg = NULL, *memory_arg = NULL, *history = NULL;
     const char *texts[16];
-    int nt = 0, kb = 8;
+    int nt = 0, kb = 8, feedback = 0;
     laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -179,6 +198,8 @@ int cmd_bench(int argc, char **argv) {
             if (!v) cli_die("--history expects a file");
             history = v;
             i++;
+        } else if (!strcmp(a, "--feedback")) {
+            feedback = 1;
         } else if (!strcmp(a, "--kb")) {
             kb = (int)cli_int(a, v, 0, 1 << 20);
             i++;
@@ -192,6 +213,7 @@ int cmd_bench(int argc, char **argv) {
     }
     const char *model_path = cli_model_path(model_arg);
     if (history && !memory_arg) cli_die("bench: --history needs --memory");
+    if (feedback && !memory_arg) cli_die("bench: --feedback needs --memory (feedback is learned into it)");
 
     /* In-process cold start: model load, session, first suggestion. */
     double t0 = cli_now_s();
@@ -243,7 +265,7 @@ int cmd_bench(int argc, char **argv) {
         const char *slash = strrchr(path, '/');
         char name[64];
         snprintf(name, sizeof name, "%s", nt ? (slash ? slash + 1 : path) : i ? "chinese" : "english");
-        run_text(m, &cfg, mem, name, t, len, path);
+        run_text(m, &cfg, mem, feedback, name, t, len, path);
         free(t);
     }
     laya_memory_free(mem);

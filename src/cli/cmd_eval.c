@@ -4,7 +4,7 @@
  *
  *   laya eval TEXT... [--engine "CMD"] [--model PATH] [--k 3] [--json]
  *                     [--max-chars N] [--lang en|zh|auto] [--learn] [--passes N] [--history F]
- *                     [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]
+ *                     [--feedback] [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]
  *
  * The engine is `laya serve --stdio` of this binary unless --engine gives a
  * command (run by /bin/sh) speaking the same protocol. Its own engine gets a
@@ -111,8 +111,9 @@ static void print_report(const eval_report *rep, const eval_cfg *cfg, const eval
     for (int i = 0; i < rep->n_texts; i++)
         if ((int)strlen(texts[i].name) > w) w = (int)strlen(texts[i].name);
     char b[32];
-    printf("engine: %s\ntypist: %s%s\n", engine, rep->typist == EVAL_SIM ? "simulated (src/sim), seed " : "perfect",
-           rep->typist == EVAL_SIM ? (snprintf(b, sizeof b, "%llu", (unsigned long long)rep->seed), b) : "");
+    printf("engine: %s\ntypist: %s%s%s\n", engine, rep->typist == EVAL_SIM ? "simulated (src/sim), seed " : "perfect",
+           rep->typist == EVAL_SIM ? (snprintf(b, sizeof b, "%llu", (unsigned long long)rep->seed), b) : "",
+           rep->typist == EVAL_PERFECT && cfg->feedback ? ", sends feedback" : "");
     printf("%-*s %8s %3s %5s %4s %6s %7s %7s %7s %7s %7s\n", w, "text", "chars", "k", "learn", "pass",
            rep->typist == EVAL_SIM ? "decide" : "", m, "shown", "accept", "prec", "held");
     for (int ti = 0; ti < rows; ti++) {
@@ -173,7 +174,7 @@ static void usage(FILE *f) {
     fprintf(f,
         "usage: laya eval TEXT... [--engine \"CMD\"] [--model PATH] [--k 3] [--json]\n"
         "                 [--max-chars N] [--lang en|zh|auto] [--learn] [--passes N] [--history F]\n"
-        "                 [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]\n"
+        "                 [--feedback] [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]\n"
         "Simulates a typist over each TEXT (a file, - for stdin) against an engine speaking\n"
         "the JSON-lines protocol of docs/PROTOCOL.md (default: laya serve --stdio), as\n"
         "docs/EVALUATION.md says, and reports keystroke savings (KSR; CSR for Chinese) at\n"
@@ -182,6 +183,8 @@ static void usage(FILE *f) {
         "--learn     also run with a commit after every line (learning on)\n"
         "--passes N  type the texts N times in the same engine process (default 1)\n"
         "--history F commit F line by line to each engine before it types (earlier writing)\n"
+        "--feedback  the perfect typist also sends feedback: the index taken, or -1 for a\n"
+        "            list it passed over (the engine may learn the typist's preferences)\n"
         "--sim       the typist of src/sim instead (timing, typos, backspaces); requests\n"
         "            carry \"t_ms\" and \"decide\", acceptances and rejections are sent as\n"
         "            feedback; KSR is against the same typist without suggestions\n");
@@ -209,6 +212,7 @@ int cmd_eval(int argc, char **argv) {
         else if (!strcmp(a, "--decide") && v && (!strcmp(v, "on") || !strcmp(v, "off") || !strcmp(v, "both"))) decide = v, i++;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--learn")) cfg.learn = 1;
+        else if (!strcmp(a, "--feedback")) cfg.feedback = 1;
         else if (!strcmp(a, "--history") && v) history = v, i++;
         else if (!strcmp(a, "--no-commit")) cfg.learn = 0;   /* the default now; kept for old scripts */
         else if (!strcmp(a, "--sim")) cfg.typist = EVAL_SIM;

@@ -1,11 +1,13 @@
 /* cmd_memory.c - `laya memory` and `laya incognito`: what Laya has learned
- * from the user's commits, and the switch that stops it learning. Uses
+ * from the user's commits and from what the user did with the suggestions
+ * shown (feedback), and the switch that stops it learning. Uses
  * only include/laya.h (the personal-memory section). Every command takes
  * --memory PATH; without it $LAYA_MEMORY, else the default
  * $XDG_DATA_HOME/laya/memory.db (cli_memory_path). */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya memory list [--json]          what was learned, most recent first\n"
+            "usage: laya memory list [--json] [--feedback]  what was learned, most recent first\n"
             "       laya memory add TEXT               learn TEXT as one commit (- reads stdin)\n"
             "       laya memory forget --all | --since DATE | --word WORD | --text TEXT\n"
             "       laya memory export [FILE]          JSON lines (stdout without FILE)\n"
@@ -28,7 +30,12 @@ static void usage(FILE *f) {
             "DATE is YYYY-MM-DD (from local midnight) or unix seconds; --since forgets\n"
             "what was committed at or after it. --word forgets every commit holding\n"
             "WORD as a whole word (any case for ASCII letters; a CJK word anywhere).\n"
-            "--text forgets the commits that are exactly TEXT (one line of memory list).\n");
+            "--text forgets the commits that are exactly TEXT (one line of memory list).\n"
+            "Feedback: the suggestions passed over or taken after a context (the end of\n"
+            "the line before the cursor), which rank lower or higher there next time.\n"
+            "list --feedback shows them; export writes them after the commits; --all,\n"
+            "--since and --word forget them too (--word: in the context, the suggestion\n"
+            "or the two together).\n");
 }
 
 static void usage_incognito(FILE *f) {
@@ -119,26 +126,85 @@ static int print_entry(void *vctx, const char *text, size_t len, int64_t count, 
     return ferror(c->out) != 0;
 }
 
-/*   laya memory list [--json] [--memory PATH] */
+/* One feedback entry: a JSON line {"context":..,"text":..,"ignored":..,
+ * "accepted":..,"last":..}, or a table row. Counts decay with use, so they
+ * are printed with one decimal. */
+static int print_feedback(void *vctx, const char *context, size_t clen, const char *text, size_t tlen,
+                          double ignored, double accepted, int64_t last) {
+    list_ctx *c = vctx;
+    c->texts++;
+    if (c->json) {
+        json_t *o = json_pack("{s:s%,s:s%,s:f,s:f,s:I}", "context", context, clen, "text", text, tlen, "ignored",
+                              floor(ignored * 1000 + 0.5) / 1000, "accepted", floor(accepted * 1000 + 0.5) / 1000,
+                              "last", (json_int_t)last);
+        char *d = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+        if (d) fprintf(c->out, "%s\n", d);
+        else c->skipped++;
+        free(d);
+        json_decref(o);
+    } else {
+        char when[32];
+        local_time(when, sizeof when, last);
+        fprintf(c->out, "%7.1f %8.1f  %s  ", ignored, accepted, when);
+        print_quoted(c->out, context, clen);
+        fputs(" -> ", c->out);
+        print_quoted(c->out, text, tlen);
+        fputc('\n', c->out);
+    }
+    return ferror(c->out) != 0;
+}
+
+static int count_feedback(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
+                          int64_t last) {
+    (void)k, (void)kl, (void)t, (void)tl, (void)ign, (void)acc, (void)last;
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
+/* The number of feedback entries in m; dies on error. */
+static int64_t feedback_entries(laya_memory *m, const char *what) {
+    int64_t n = 0;
+    char err[512] = "";
+    laya_status st = laya_memory_list_feedback(m, count_feedback, &n, err, sizeof err);
+    if (st != LAYA_OK) die_status(what, st, err);
+    return n;
+}
+
+/*   laya memory list [--json] [--feedback] [--memory PATH]
+ * The commits, or with --feedback the feedback entries. */
 static int memory_list(int argc, char **argv) {
     const char *args[64];
     int n;
     const char *path = parse_common(argc, argv, "memory list", usage, args, &n);
-    int json = 0;
+    int json = 0, fb = 0;
     for (int i = 0; i < n; i++) {
         if (!strcmp(args[i], "--json")) json = 1;
-        else cli_die("memory list: unexpected '%s' (laya memory list [--json])", args[i]);
+        else if (!strcmp(args[i], "--feedback")) fb = 1;
+        else cli_die("memory list: unexpected '%s' (laya memory list [--json] [--feedback])", args[i]);
     }
     laya_memory *m = cli_open_memory(path);
     list_ctx c = {stdout, json, 0, 0, 0};
     char err[512] = "";
-    if (!json) printf(" count  last used         text\n");
-    laya_status st = laya_memory_list(m, print_entry, &c, err, sizeof err);
+    laya_status st;
+    if (fb) {
+        if (!json) printf("ignored accepted  last used         context -> suggestion\n");
+        st = laya_memory_list_feedback(m, print_feedback, &c, err, sizeof err);
+    } else {
+        if (!json) printf(" count  last used         text\n");
+        st = laya_memory_list(m, print_entry, &c, err, sizeof err);
+    }
     if (st != LAYA_OK) die_status("memory list", st, err);
     if (fflush(stdout) != 0 || ferror(stdout)) cli_die("memory list: cannot write the output: %s", strerror(errno));
-    if (c.skipped) fprintf(stderr, "laya: %lld texts are not valid UTF-8 and were left out\n", (long long)c.skipped);
-    fprintf(stderr, "%lld texts from %lld commits in %s\n", (long long)c.texts, (long long)c.commits,
-            laya_memory_path(m));
+    if (c.skipped) fprintf(stderr, "laya: %lld entries are not valid UTF-8 and were left out\n", (long long)c.skipped);
+    if (fb) {
+        fprintf(stderr, "%lld feedback entries in %s\n", (long long)c.texts, laya_memory_path(m));
+    } else {
+        int64_t nf = feedback_entries(m, "memory list");
+        fprintf(stderr, "%lld texts from %lld commits in %s", (long long)c.texts, (long long)c.commits,
+                laya_memory_path(m));
+        if (nf) fprintf(stderr, "; and %lld feedback entries (laya memory list --feedback)", (long long)nf);
+        fputc('\n', stderr);
+    }
     laya_memory_free(m);
     return 0;
 }
@@ -163,15 +229,18 @@ static int memory_export(int argc, char **argv) {
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077)) fchmod(fd, 0600);
         if (!(out = fdopen(fd, "w"))) cli_die("memory export: cannot write '%s': %s", file, strerror(errno));
     }
-    list_ctx c = {out, 1, 0, 0, 0};
+    list_ctx c = {out, 1, 0, 0, 0}, f = {out, 1, 0, 0, 0};
     char err[512] = "";
     laya_status st = laya_memory_list(m, print_entry, &c, err, sizeof err);
+    if (st == LAYA_OK) st = laya_memory_list_feedback(m, print_feedback, &f, err, sizeof err);
     if (st != LAYA_OK) die_status("memory export", st, err);
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0))
         cli_die("memory export: cannot write '%s': %s", file, strerror(errno));
-    if (c.skipped) fprintf(stderr, "laya: %lld texts are not valid UTF-8 and were left out\n", (long long)c.skipped);
-    fprintf(stderr, "exported %lld texts (%lld commits) from %s%s%s\n", (long long)c.texts, (long long)c.commits,
-            laya_memory_path(m), out == stdout ? "" : " to ", out == stdout ? "" : file);
+    if (c.skipped + f.skipped)
+        fprintf(stderr, "laya: %lld entries are not valid UTF-8 and were left out\n", (long long)(c.skipped + f.skipped));
+    fprintf(stderr, "exported %lld texts (%lld commits) and %lld feedback entries from %s%s%s\n",
+            (long long)c.texts, (long long)c.commits, (long long)f.texts, laya_memory_path(m),
+            out == stdout ? "" : " to ", out == stdout ? "" : file);
     laya_memory_free(m);
     return 0;
 }
@@ -264,20 +333,28 @@ static int memory_forget(int argc, char **argv) {
     if (text && !*text) cli_die("memory forget: --text expects a non-empty text");
     laya_memory *m = cli_open_memory(path);
     char err[512] = "";
+    int64_t fb0 = feedback_entries(m, "memory forget");
     laya_status st = all     ? laya_memory_forget_all(m, &removed, err, sizeof err)
                      : since ? laya_memory_forget_since(m, t, &removed, err, sizeof err)
                      : word  ? laya_memory_forget_word(m, word, strlen(word), &removed, err, sizeof err)
                              : laya_memory_forget_text(m, text, strlen(text), &removed, err, sizeof err);
     if (st != LAYA_OK) die_status("memory forget", st, err);
+    int64_t fb_removed = fb0 - feedback_entries(m, "memory forget");
     if (all) {
-        printf("forgot everything: %lld commits removed from %s\n", (long long)removed, laya_memory_path(m));
+        printf("forgot everything: %lld commits and %lld feedback entries removed from %s\n", (long long)removed,
+               (long long)fb_removed, laya_memory_path(m));
     } else if (since) {
         char when[32];
         local_time(when, sizeof when, t);
-        printf("forgot %lld commits made since %s\n", (long long)removed, when);
+        printf("forgot %lld commits and %lld feedback entries made since %s\n", (long long)removed,
+               (long long)fb_removed, when);
+    } else if (word) {
+        printf("forgot %lld commits and %lld feedback entries containing ", (long long)removed, (long long)fb_removed);
+        print_quoted(stdout, word, strlen(word));
+        putchar('\n');
     } else {
-        printf("forgot %lld commits %s ", (long long)removed, word ? "containing" : "that are exactly");
-        print_quoted(stdout, word ? word : text, strlen(word ? word : text));
+        printf("forgot %lld commits that are exactly ", (long long)removed);
+        print_quoted(stdout, text, strlen(text));
         putchar('\n');
     }
     laya_memory_free(m);

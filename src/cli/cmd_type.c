@@ -7,7 +7,8 @@
  * move; Delete deletes forward; Ctrl-U deletes to the line start; Enter
  * commits the line and starts a new one (the lines stay in the context);
  * Tab (or Alt-1) accepts the ghost text, Alt-2/Alt-3 accept the others;
- * Esc hides the suggestions until the next key; Ctrl-L redraws; Ctrl-C or
+ * Esc hides the suggestions until the next key (and, as taking one does,
+ * tells the memory: laya_session_feedback); Ctrl-L redraws; Ctrl-C or
  * Ctrl-D quits. The ghost is drawn only with the cursor at the end of the
  * line: inside text it would read as text, so there the suggestions are
  * only on the line below ("Tab: ..."). A resize (SIGWINCH) redraws.
@@ -174,6 +175,8 @@ static void refresh_suggestions(editor *e) {
         if (x.len) e->sug[n_keep++] = x;
     }
     e->n_sug = n_keep;
+    /* feedback judges what is on screen (the memory learns from it) */
+    laya_session_shown(e->s, e->sug, n_keep);
     e->ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 }
 
@@ -260,6 +263,8 @@ static void erase(editor *e, size_t from, size_t to) {
 
 static void accept(editor *e, int i) {
     if (e->hidden || i >= e->n_sug) return;
+    /* taken: it ranks a little higher after this context next time */
+    laya_session_feedback(e->s, i);
     char buf[LAYA_MAX_SUGGESTION + 1];
     size_t n = e->sug[i].len;
     memcpy(buf, e->sug[i].text, n);   /* the suggestion lives in the session */
@@ -374,7 +379,12 @@ int cmd_type(int argc, char **argv) {
             unsigned char c = (unsigned char)in[i];
             if (c == 0x1b) {
                 /* Escape sequences arrive in one read; a lone ESC is the key. */
-                if (i + 1 >= n) { e.hidden = 1; continue; }
+                if (i + 1 >= n) {
+                    /* dismissed: the list ranks lower after this context next time */
+                    if (!was_hidden && e.n_sug) laya_session_feedback(e.s, -1);
+                    e.hidden = 1;
+                    continue;
+                }
                 unsigned char d = (unsigned char)in[i + 1];
                 if (d >= '1' && d <= '3') { e.hidden = was_hidden; accept(&e, d - '1'); i++; continue; }
                 if (d != '[' && d != 'O') { i++; continue; }

@@ -15,6 +15,16 @@
  * line of 40 characters at p 0.5 outranks a one-word completion at 0.9, as
  * it saves more keystrokes.
  *
+ * Feedback (learn_fb.h): then every candidate, the model's and the
+ * memory's alike, is multiplied by the factor of what the typist did with
+ * it in this context before (passed over: down; taken: up a little), and
+ * a phrase by the penalty of its first word too (decide.h cuts a phrase
+ * to that word, so the word is what was shown and passed over). Applied
+ * to both parts before they are mixed, which is the same as applying it
+ * to the mix, and lets the junk judgment below see the final ranks. No
+ * feedback row, no change: the factor is then exactly 1 and nothing is
+ * touched.
+ *
  * Nothing is proposed in a private field, and only valid UTF-8 that fits a
  * suggestion (ENGINE_MAX_GEN bytes, no newline) is taken. The query's work
  * is bounded (learn_index_query) and allocates nothing. */
@@ -22,8 +32,10 @@
 
 #include <string.h>
 
+#include "engine/decide.h"
 #include "util/utf8.h"
 #include "learn/learn.h"
+#include "learn/learn_fb.h"
 #include "learn/learn_index.h"
 #include "prior/prior.h"
 
@@ -210,6 +222,31 @@ static void mix(laya_session *s, const learn_result *r, int k) {
     }
 }
 
+/* The factor of text[0..len) in the context of key hash kh (see the top). */
+static double fb_factor(const learn_fb *fb, uint64_t kh, const uint8_t *text, int len) {
+    double f = learn_fb_factor(fb, kh, text, (size_t)len, 0);
+    size_t w = decide_first_word_end(text, (size_t)len);
+    if (w < (size_t)len) f *= learn_fb_factor(fb, kh, text, w, 1);
+    return f;
+}
+
+/* The typist's feedback on the candidates and on the memory's proposals
+ * r (lock held). */
+static void apply_feedback(laya_session *s, const learn_fb *fb, learn_result *r) {
+    if (!learn_fb_rows(fb)) return;
+    size_t kl;
+    const uint8_t *key = learn_fb_key(s->ctx, s->len, &kl);
+    uint64_t kh = learn_fb_key_hash(key, kl);
+    for (int i = 0; i < s->n_cand; i++) {
+        candidate *c = &s->cand[i];
+        double f = fb_factor(fb, kh, c->text, c->len);
+        if (f == 1.0) continue;
+        c->prob *= f;
+        c->score = engine_rank_score(c->text, c->len, c->prob, s->ec.len_exp);
+    }
+    for (int j = 0; j < r->n; j++) r->c[j].p *= fb_factor(fb, kh, r->c[j].text, r->c[j].len);
+}
+
 /* The text typed in this session and the committed history often hold the
  * same words (a line is typed, then committed): one proposal from both,
  * each text with the larger of its two probabilities and the larger
@@ -261,7 +298,10 @@ void engine_blend_memory(laya_session *s, int k) {
         learn_index_query(hist, s->ctx, s->len, s->learn_kappa * HISTORY_KAPPA, &h);
         merge(&r, &h);
     }
-    if (mem) learn_memory_unlock(mem);
+    if (mem) {
+        apply_feedback(s, learn_memory_fb(mem), &r);
+        learn_memory_unlock(mem);
+    }
     mix(s, &r, k);
 }
 

@@ -156,11 +156,7 @@ laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms) {
 
 static int is_blank(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-/* End of the first word of s[0..n): leading blanks, then up to the next
- * blank (punctuation stays with its word), plus one blank after it. A word
- * of CJK characters, which has no blanks, is cut after two of them (the
- * commonest word length). n when s is one word. */
-static size_t first_word_end(const uint8_t *s, size_t n) {
+size_t decide_first_word_end(const uint8_t *s, size_t n) {
     size_t i = 0;
     while (i < n && is_blank(s[i])) i++;
     if (i < n && utf8_cjk_at(s, n, i)) {
@@ -195,7 +191,7 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
     int n_keep = 0, any_base = 0, cap = n < 16 ? n : 16;
     for (int i = 0; i < cap; i++) {
         const uint8_t *s = (const uint8_t *)in[i].text;
-        size_t len = in[i].len, w = first_word_end(s, len);
+        size_t len = in[i].len, w = decide_first_word_end(s, len);
         double p = in[i].prob;
         int full = w == len || p >= P->full_p;
         size_t use = 0;
@@ -207,7 +203,7 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
             double pw = 0;
             for (int j = 0; j < cap; j++) {
                 const uint8_t *t = (const uint8_t *)in[j].text;
-                if (in[j].len >= w && !memcmp(t, s, w) && first_word_end(t, in[j].len) == w)
+                if (in[j].len >= w && !memcmp(t, s, w) && decide_first_word_end(t, in[j].len) == w)
                     pw += in[j].prob;
             }
             if (pw > 1) pw = 1;

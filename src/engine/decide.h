@@ -95,6 +95,13 @@ double decide_median_iki(const laya_decider *d);
  * the kind recorded, or -1 when the context is unchanged (nothing recorded). */
 int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_ms);
 
+/* End of the first word of s[0..n), as the length rule above cuts a
+ * candidate: leading blanks, then up to the next blank (punctuation stays
+ * with its word), plus one blank after it. A word of CJK characters, which
+ * has no blanks, is cut after two of them (the commonest word length). n
+ * when s is one word. */
+size_t decide_first_word_end(const uint8_t *s, size_t n);
+
 /* Forgets the context (the next one counts as a jump) and any pending
  * shown list; the typist's learned threshold and speed are kept. */
 void decide_forget_context(laya_decider *d);

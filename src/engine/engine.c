@@ -30,9 +30,14 @@
 #include "kern/kern.h"
 #include "intent/intent.h"
 #include "notes/notes.h"
+#include "learn/learn.h"
+#include "learn/learn_fb.h"
 #include "learn/learn_index.h"
 #include "util/err.h"
 #include "util/privacy.h"
+
+_Static_assert((int)ENGINE_FB_KEY == (int)LEARN_FB_KEY_MAX, "session.h and learn_fb.h disagree on the feedback key");
+_Static_assert((int)ENGINE_MAX_GEN == (int)LEARN_FB_TEXT_MAX, "a shown suggestion must fit a feedback row");
 
 /* ---- models ---- */
 
@@ -444,19 +449,67 @@ laya_status laya_session_reset(laya_session *s) {
     if (!s) return LAYA_ERR_ARG;
     s->len = s->origin = s->stable = 0;
     s->cix_end = SIZE_MAX;
+    s->shown_n = 0;
     s->n_tok = 1;
     rewind_to(s, 1);
     return LAYA_OK;
 }
 
+/* 1 when feedback on what is shown now may be learned: a memory attached,
+ * learning on, not a private field. */
+static int feedback_on(const laya_session *s) { return s->memory && s->learn_on && !s->private_field; }
+
+/* Copies out[0..n) as the list shown (texts checked by the caller). */
+static void set_shown(laya_session *s, const laya_suggestion *out, int n) {
+    for (int i = 0; i < n; i++) {
+        memmove(s->shown_text[i], out[i].text, out[i].len);
+        s->shown_len[i] = out[i].len;
+    }
+    s->shown_n = n;
+}
+
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;
+    s->shown_n = 0;
     /* After a prompt for a secret (a terminal's sudo, ssh or gpg prompt,
      * which declares no field purpose) the rest of the line is the
      * secret: nothing is shown (nor is it kept: learn_index, learn.c). */
     if (privacy_secret_typed((const char *)s->ctx, s->len)) return LAYA_OK;
-    return engine_suggest(s, k, out, n_out);
+    laya_status st = engine_suggest(s, k, out, n_out);
+    if (st == LAYA_OK && *n_out && feedback_on(s)) {
+        size_t kl;
+        const uint8_t *key = learn_fb_key(s->ctx, s->len, &kl);
+        memcpy(s->shown_key, key, kl);
+        s->shown_klen = kl;
+        set_shown(s, out, *n_out);
+    }
+    return st;
+}
+
+laya_status laya_session_shown(laya_session *s, const laya_suggestion *shown, int n) {
+    if (!s || n < 0 || n > ENGINE_MAX_K || (n && !shown)) return LAYA_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if ((!shown[i].text && shown[i].len) || shown[i].len > ENGINE_MAX_GEN) return LAYA_ERR_ARG;
+    if (!feedback_on(s)) {
+        s->shown_n = 0;
+        return LAYA_OK;
+    }
+    set_shown(s, shown, n);
+    return LAYA_OK;
+}
+
+laya_status laya_session_feedback(laya_session *s, int accepted) {
+    if (!s || accepted < -1) return LAYA_ERR_ARG;
+    int n = s->shown_n;
+    if (!n) return LAYA_OK;
+    if (accepted >= n) return LAYA_ERR_ARG;
+    s->shown_n = 0;
+    if (!feedback_on(s)) return LAYA_OK;
+    const uint8_t *texts[ENGINE_MAX_K];
+    for (int i = 0; i < n; i++) texts[i] = s->shown_text[i];
+    return learn_memory_feedback(s->memory, s->shown_key, s->shown_klen, texts, s->shown_len, n, accepted, NULL,
+                                 NULL, 0);
 }
 
 /* Numerics: log-softmax in double with max subtraction, summed in double. */
@@ -542,6 +595,7 @@ laya_status engine_set_learn(laya_session *s, int on, const struct learn_index *
 laya_status laya_session_set_memory(laya_session *s, laya_memory *m) {
     if (!s) return LAYA_ERR_ARG;
     s->memory = m;
+    s->shown_n = 0;
     s->lix = NULL;
     s->learn_on = m != NULL;
     return LAYA_OK;
@@ -608,6 +662,7 @@ laya_status laya_session_set_private(laya_session *s, int on) {
 
 void engine_set_private(laya_session *s, int on) {
     s->private_field = on;
+    if (on) s->shown_n = 0;   /* a list shown before is not judged in there */
     s->cix_end = SIZE_MAX;   /* what was typed there is not kept */
     if (s->cix) learn_index_clear(s->cix);
 }

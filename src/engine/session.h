@@ -74,7 +74,7 @@ typedef struct {
     double score;
 } candidate;
 
-enum { ENGINE_MAX_CAND = 64, ENGINE_JUNK_CACHE = 64 };
+enum { ENGINE_MAX_CAND = 64, ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
 
 struct laya_session {
     const laya_model *lm;
@@ -145,6 +145,14 @@ struct laya_session {
     size_t cix_end;                 /* ctx[..cix_end) is in cix; SIZE_MAX: rebuild */
     uint64_t junk_hash[ENGINE_JUNK_CACHE];   /* blend.c: words judged, by hash (0: none) */
     uint8_t junk_verdict[ENGINE_JUNK_CACHE];
+    /* The list last shown (laya_suggest, laya_session_shown) and the key of
+     * the context it was made for (learn_fb_key), awaiting
+     * laya_session_feedback; shown_n 0: none (or no memory to learn it). */
+    uint8_t shown_key[ENGINE_FB_KEY];
+    size_t shown_klen;
+    int shown_n;
+    uint8_t shown_text[ENGINE_MAX_K][ENGINE_MAX_GEN];
+    size_t shown_len[ENGINE_MAX_K];
 
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
     struct notes_link *notes;

@@ -128,6 +128,7 @@ typedef struct {
     int k;
     int decide;          /* sim only: requests carry "decide":true */
     int learn;           /* commit each finished line (and the rest at the end) */
+    int feedback;        /* perfect typist: send feedback too (the sim typist always does) */
     uint64_t seed;       /* sim: windows are seeded by (seed, position) */
     const char *sid;
 } eval_type_opts;
@@ -184,6 +185,7 @@ typedef struct {
     int ks[2], n_ks;       /* k first, then 1 (n_ks 1 when k is 1) */
     int passes;            /* the texts typed this many times in one process */
     int learn;             /* also run with a commit after every line */
+    int feedback;          /* the perfect typist sends feedback (taken / passed over) */
     eval_typist_kind typist;
     int decide[2];         /* sim: runs with the decision off / on */
     uint64_t seed;

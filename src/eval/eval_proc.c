@@ -328,9 +328,10 @@ static laya_status p_commit(void *ctx, const char *sid, const char *text, size_t
 
 static laya_status p_feedback(void *ctx, const char *sid, int accepted, double t_ms, char *err,
                               size_t errlen) {
-    json_t *r;
-    laya_status st = ask_optional(ctx, json_pack("{s:s,s:s,s:i,s:f}", "op", "feedback", "session",
-                                                 sid, "accepted", accepted, "t_ms", t_ms), &r, err, errlen);
+    json_t *r, *q = json_pack("{s:s,s:s,s:i}", "op", "feedback", "session", sid, "accepted", accepted);
+    /* the perfect typist's feedback has no time */
+    if (q && t_ms >= 0) json_object_set_new(q, "t_ms", json_real(t_ms));
+    laya_status st = ask_optional(ctx, q, &r, err, errlen);
     json_decref(r);
     return st;
 }

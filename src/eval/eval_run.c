@@ -87,7 +87,7 @@ static laya_status one_run(const eval_engine *eng, const eval_cfg *cfg, const ev
             char sid[32];
             snprintf(sid, sizeof sid, "eval-%d", ti);
             eval_type_opts o = {.typist = cfg->typist, .k = run->k, .decide = run->decide,
-                                .learn = run->learn, .seed = cfg->seed, .sid = sid};
+                                .learn = run->learn, .feedback = cfg->feedback, .seed = cfg->seed, .sid = sid};
             eval_stats *s = &run->pass_text[(size_t)p * (size_t)n + (size_t)ti];
             st = eval_type_text(&c, &texts[ti], &o, &caps, s, &rep->eng_us, &rep->rtt_us, progress,
                                 pctx, err, errlen);
@@ -254,8 +254,9 @@ json_t *eval_report_json(const eval_report *rep, const eval_cfg *cfg, const eval
                                               have_bits ? bits : -1, bbytes, cfg->ks[0]));
     json_t *lat = json_pack("{s:o,s:o,s:o}", "engine_us", lat_json(&rep->eng_us), "rtt_us",
                             lat_json(&rep->rtt_us), "cold_start_ms", lat_json(&rep->cold_ms));
-    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:b,s:I,s:o,s:o}", "engine", engine, "metric", metric,
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:I,s:o,s:o}", "engine", engine, "metric", metric,
                      "typist", rep->typist == EVAL_SIM ? "sim" : "perfect", "k", cfg->ks[0],
-                     "passes", rep->passes, "learn", cfg->learn, "seed", (json_int_t)rep->seed,
-                     "texts", rows, "latency", lat);
+                     "passes", rep->passes, "learn", cfg->learn, "feedback",
+                     cfg->feedback || rep->typist == EVAL_SIM, "seed", (json_int_t)rep->seed, "texts", rows,
+                     "latency", lat);
 }

@@ -10,7 +10,9 @@
  * at the end.
  *
  * The perfect typist (docs/EVALUATION.md) types one character per keystroke
- * and never errs; its requests carry no timing. The simulated typist
+ * and never errs; its requests carry no timing, and with `feedback` it
+ * reports each list it took from or passed over, as the simulated typist
+ * does. The simulated typist
  * (src/sim) types the text in windows of EVAL_SIM_WINDOW characters, every
  * typo corrected, so a window's keystrokes replay to exactly its text. Its
  * requests carry "t_ms" (the time of the keystroke that made the screen) and
@@ -211,7 +213,7 @@ static laya_status learn_lines(const eval_client *c, const eval_type_opts *o, ev
 
 static laya_status feedback(const eval_client *c, const eval_type_opts *o, eval_caps *caps, int idx,
                             double t_ms, char *err, size_t errlen) {
-    if (o->typist == EVAL_PERFECT || caps->no_feedback || !c->feedback) return LAYA_OK;
+    if ((o->typist == EVAL_PERFECT && !o->feedback) || caps->no_feedback || !c->feedback) return LAYA_OK;
     laya_status st = c->feedback(c->ctx, o->sid, idx, t_ms, err, errlen);
     if (st != LAYA_ERR_UNSUPPORTED) return st;
     caps->no_feedback = 1;

@@ -318,7 +318,12 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
     }
     st->event(LAYA_EVENT_IGNORED);
     hide(ic, st);
-    if (key.check(FcitxKey_Escape)) ev.filterAndAccept();
+    /* dismissed: the list ranks lower after this context next time (typing
+     * on is no such verdict: the typist may not have looked) */
+    if (key.check(FcitxKey_Escape)) {
+        if (st->session) laya_session_feedback(st->session, -1);
+        ev.filterAndAccept();
+    }
     /* Any other key goes on to the engine as if we had never been there. */
 }
 
@@ -393,8 +398,14 @@ void Addon::compute(fcitx::InputContext *ic) {
         laya_suggest(st->session, settings_.v.count, out, &n) != LAYA_OK ||
         laya_decide(st->decider, now_ms(), out, n, keep, &n_keep) != LAYA_OK)
         return;
+    int n_shown = 0;
     for (int i = 0; i < n_keep; i++)
-        if (keep[i].len) st->shown.emplace_back(keep[i].text, keep[i].len);
+        if (keep[i].len) {
+            st->shown.emplace_back(keep[i].text, keep[i].len);
+            keep[n_shown++] = keep[i];
+        }
+    /* what is judged by feedback is what the list shows */
+    laya_session_shown(st->session, keep, n_shown);
     /* Counts and time only: never the text. */
     LAYA_LOG(Debug) << "suggest: " << n << " found, " << st->shown.size() << " shown, "
                     << static_cast<long>((now_ms() - t0) * 1000) << " us";
@@ -455,6 +466,8 @@ void Addon::accept(fcitx::InputContext *ic, int i) {
     std::string s = st->shown[static_cast<size_t>(i)];
     hide(ic, st);
     st->event(LAYA_EVENT_ACCEPTED);
+    /* taken: it ranks a little higher after this context next time */
+    if (st->session) laya_session_feedback(st->session, i);
     st->expect_ours = true;
     ic->commitString(s);
 }

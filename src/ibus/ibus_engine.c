@@ -331,8 +331,14 @@ static gboolean compute(gpointer data) {
         laya_suggest(e->session, v->count, out, &n) != LAYA_OK ||
         laya_decide(e->decider, now_ms(), out, n, out, &n) != LAYA_OK)
         n = 0;
+    int shown = 0;
     for (int i = 0; i < n; i++)
-        if (out[i].len) e->cand[e->n_cand++] = g_strndup(out[i].text, out[i].len);
+        if (out[i].len) {
+            e->cand[e->n_cand++] = g_strndup(out[i].text, out[i].len);
+            out[shown++] = out[i];
+        }
+    /* what is judged by feedback is what the list shows */
+    if (e->session) laya_session_shown(e->session, out, shown);
     if (e->n_cand) show(e);
     else hide_table(e);
     show_note(e);
@@ -353,6 +359,8 @@ static void accept(IBusLayaEngine *e, int i) {
      * interval spans it. Then what may follow the accepted text. */
     decide_event(e, LAYA_EVENT_ACCEPTED);
     decide_event(e, LAYA_EVENT_JUMP);
+    /* taken: it ranks a little higher after this context next time */
+    laya_session_feedback(e->session, i);
     cancel_pending(e);
     e->idle_id = g_idle_add(compute, e);
 }
@@ -426,6 +434,9 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         if (keyval == IBUS_KEY_Escape && !mods) {
             hide(e);
             decide_event(e, LAYA_EVENT_IGNORED);
+            /* dismissed: the list ranks lower after this context next time
+             * (typing on is no such verdict: the typist may not have looked) */
+            laya_session_feedback(e->session, -1);
             return TRUE;
         }
         if (mods == IBUS_MOD1_MASK && keyval >= IBUS_KEY_1 && keyval < IBUS_KEY_1 + (guint)e->n_cand) {

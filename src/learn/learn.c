@@ -15,6 +15,7 @@ _Static_assert((int)LAYA_MEMORY_MAX_TEXT == (int)LEARN_STORE_MAX_TEXT,
 void learn_memory_lock(laya_memory *m) { pthread_mutex_lock(&m->mu); }
 void learn_memory_unlock(laya_memory *m) { pthread_mutex_unlock(&m->mu); }
 learn_index *learn_memory_index(laya_memory *m) { return m->ix; }
+learn_fb *learn_memory_fb(laya_memory *m) { return m->fb; }
 int learn_memory_incognito(const laya_memory *m) { return m->incognito; }
 uint64_t learn_memory_version(const laya_memory *m) { return m->version; }
 
@@ -29,20 +30,44 @@ static int add_row(void *ctx, int64_t id, const uint8_t *text, size_t len, int64
     return 0;
 }
 
+static int put_fb_row(void *ctx, const uint8_t *key, size_t klen, const uint8_t *text, size_t tlen, double ign,
+                      double acc, int64_t clock, int64_t t) {
+    (void)t;
+    learn_fb_put(ctx, key, klen, text, tlen, ign, acc, clock);
+    return 0;
+}
+
 /* Reads, in one snapshot, the switch, the generation and the rows the
  * index lacks: all of them when the generation moved (or after a failure),
- * else those newer than last_id. "All" starts at the newest commits that
+ * else those newer than last_id; and the feedback rows the table lacks:
+ * the newest that fit when the generation moved (this process's pending
+ * events are dropped then: they may hold what a forget removed), else
+ * those written since the feedback clock last read. "All" starts at the newest commits that
  * fill the index's cap: the index keeps only that much of the newest text
  * and rebuilds from what it keeps, so older rows would be indexed only to
  * be dropped (at the 100k-row cap that was 1.6 s of a 1.6 s load). */
 static laya_status pull(laya_memory *m, char *err, size_t errlen) {
     learn_store_state s;
     laya_status st = learn_store_begin_read(m->store, err, errlen);
+    int full = 0;
     if (st == LAYA_OK && (st = learn_store_state_get(m->store, &s, err, errlen)) == LAYA_OK) {
         if (s.generation != m->generation) {
+            full = 1;
             learn_index_clear(m->ix);
+            learn_fb_clear(m->fb);
+            m->fb_seen = INT64_MIN;
             m->version++;
             st = learn_store_tail(m->store, LEARN_INDEX_DEFAULT_CAP, &m->last_id, err, errlen);
+        }
+    }
+    if (st == LAYA_OK && s.fb_clock != m->fb_seen) {
+        /* newest first: a full table keeps the newest rows */
+        st = learn_store_fb_rows(m->store, full ? INT64_MIN : m->fb_seen, full ? LEARN_FB_DEFAULT_CAP : -1,
+                                 put_fb_row, m->fb, err, errlen);
+        if (st == LAYA_OK) {
+            m->fb_seen = s.fb_clock;
+            learn_fb_set_base(m->fb, s.fb_clock);
+            m->version++;
         }
     }
     if (st == LAYA_OK) {
@@ -88,7 +113,8 @@ laya_status laya_memory_open(const char *path, laya_memory **out, char *err, siz
     pthread_mutex_init(&m->mu, NULL);
     m->generation = -1;
     laya_status st = learn_store_open(path, &m->store, err, errlen);
-    if (st == LAYA_OK && (st = learn_index_new(LEARN_INDEX_DEFAULT_CAP, &m->ix)) != LAYA_OK)
+    if (st == LAYA_OK && ((st = learn_index_new(LEARN_INDEX_DEFAULT_CAP, &m->ix)) != LAYA_OK ||
+                          (st = learn_fb_new(LEARN_FB_DEFAULT_CAP, &m->fb)) != LAYA_OK))
         err_set(err, errlen, st, "cannot allocate the memory's index");
     if (st != LAYA_OK) {
         laya_memory_free(m);
@@ -100,13 +126,70 @@ laya_status laya_memory_open(const char *path, laya_memory **out, char *err, siz
 
 void laya_memory_free(laya_memory *m) {
     if (!m) return;
+    if (m->store && m->fb) learn_memory_fb_flush(m, NULL, 0);
     learn_store_close(m->store);
     learn_index_free(m->ix);
+    learn_fb_free(m->fb);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
 
 const char *laya_memory_path(const laya_memory *m) { return m ? learn_store_path(m->store) : NULL; }
+
+/* Writes the pending feedback (lock held). Written rows take the store's
+ * counts; a refused or failed write drops the pending events. The clock
+ * read moves on only when nobody else wrote feedback since it was last
+ * read (else the next sync reads their rows). */
+static laya_status fb_flush(laya_memory *m, char *err, size_t errlen) {
+    const learn_fb_change *rows;
+    int n, events;
+    learn_fb_pending(m->fb, &rows, &n, &events);
+    if (!n && !events) return LAYA_OK;
+    learn_store_fb_result *r = &m->fb_write;
+    laya_status st = learn_store_fb_write(m->store, rows, n, events, m->generation, r, err, errlen);
+    learn_fb_pending_clear(m->fb);
+    if (st != LAYA_OK) return st;
+    if (r->refused == LEARN_STORE_FB_INCOGNITO) m->incognito = 1;
+    if (r->refused == LEARN_STORE_FB_FORGOTTEN) m->stale = 1;
+    if (!r->written) return LAYA_OK;
+    for (int i = 0; i < r->written; i++)
+        learn_fb_put(m->fb, rows[i].key, (size_t)rows[i].klen, rows[i].text, (size_t)rows[i].tlen, r->ign[i],
+                     r->acc[i], r->clock_after);
+    if (r->clock_before == m->fb_seen) m->fb_seen = r->clock_after;
+    learn_fb_set_base(m->fb, r->clock_after);
+    m->version++;
+    return LAYA_OK;
+}
+
+laya_status learn_memory_fb_flush(laya_memory *m, char *err, size_t errlen) {
+    if (!m) return LAYA_ERR_ARG;
+    learn_memory_lock(m);
+    laya_status st = fb_flush(m, err, errlen);
+    learn_memory_unlock(m);
+    return st;
+}
+
+laya_status learn_memory_feedback(laya_memory *m, const uint8_t *key, size_t klen, const uint8_t *const *texts,
+                                  const size_t *lens, int n, int accepted, int *learned, char *err, size_t errlen) {
+    if (learned) *learned = 0;
+    if (!m || n < 0 || n > 16 || accepted < -1 || accepted >= n) return LAYA_ERR_ARG;
+    learn_memory_lock(m);
+    /* others' feedback and forgets first (the first call loads the table) */
+    learn_memory_sync(m, NULL, 0);
+    laya_status st = LAYA_OK;
+    if (!m->incognito) {
+        st = learn_fb_record(m->fb, key, klen, texts, lens, n, accepted, (int64_t)time(NULL));
+        if (st == LAYA_OK && learned) *learned = n > 0;
+        m->version++;
+        const learn_fb_change *rows;
+        int np, events;
+        learn_fb_pending(m->fb, &rows, &np, &events);
+        if (st == LAYA_OK && (events >= LEARN_FB_FLUSH_EVENTS || np > LEARN_FB_PENDING - 16))
+            st = fb_flush(m, err, errlen);
+    }
+    learn_memory_unlock(m);
+    return st;
+}
 
 laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len, int64_t t, int *learned,
                                    char *err, size_t errlen) {
@@ -141,6 +224,8 @@ laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len,
             m->stale = 1;
         }
     }
+    /* a commit is a write anyway: the feedback gathered goes with it */
+    if (st == LAYA_OK && id) fb_flush(m, NULL, 0);
     learn_memory_unlock(m);
     free(copy);
     if (learned) *learned = id != 0;
@@ -170,10 +255,12 @@ laya_status laya_memory_get_incognito(laya_memory *m, int *on, char *err, size_t
     return st;
 }
 
-/* After a forget: the index is emptied before it is reloaded, so even a
- * failed reload leaves no forgotten text in it. */
+/* After a forget: the index and the feedback table are emptied before
+ * they are reloaded, so even a failed reload leaves nothing forgotten in
+ * them. */
 static laya_status reload(laya_memory *m, char *err, size_t errlen) {
     learn_index_clear(m->ix);
+    learn_fb_clear(m->fb);
     m->last_id = 0;
     m->generation = -1;
     m->version++;
@@ -188,13 +275,16 @@ static laya_status forget(laya_memory *m, enum forget_kind kind, int64_t t, cons
     if (!m) return LAYA_ERR_ARG;
     int64_t n = 0;
     learn_memory_lock(m);
+    /* this process's pending feedback first, so that the forget judges it
+     * with the rest (what it does not match is kept) */
+    fb_flush(m, NULL, 0);
     laya_status st = kind == FORGET_ALL     ? learn_store_forget_all(m->store, &n, err, errlen)
                      : kind == FORGET_SINCE ? learn_store_forget_since(m->store, t, &n, err, errlen)
                      : kind == FORGET_WORD  ? learn_store_forget_word(m->store, (const uint8_t *)word, len, &n,
                                                                       err, errlen)
                                             : learn_store_forget_text(m->store, (const uint8_t *)word, len, &n,
                                                                       err, errlen);
-    if (st == LAYA_OK && n > 0 && m->loaded) st = reload(m, err, errlen);
+    if (st == LAYA_OK && (n > 0 || learn_store_fb_forgotten(m->store) > 0) && m->loaded) st = reload(m, err, errlen);
     learn_memory_unlock(m);
     if (removed) *removed = n;
     return st;
@@ -242,6 +332,33 @@ laya_status laya_memory_prepare(laya_memory *m, char *err, size_t errlen) {
     if (!m) return LAYA_ERR_ARG;
     learn_memory_lock(m);
     laya_status st = learn_memory_sync(m, err, errlen);
+    learn_memory_unlock(m);
+    return st;
+}
+
+typedef struct {
+    laya_memory_feedback_visit fn;
+    void *ctx;
+    int64_t now;
+} fb_list_ctx;
+
+static int fb_list_row(void *vctx, const uint8_t *key, size_t klen, const uint8_t *text, size_t tlen, double ign,
+                       double acc, int64_t clock, int64_t t) {
+    fb_list_ctx *c = vctx;
+    return c->fn(c->ctx, (const char *)key, klen, (const char *)text, tlen, learn_fb_decay(ign, clock, c->now),
+                 learn_fb_decay(acc, clock, c->now), t);
+}
+
+laya_status laya_memory_list_feedback(laya_memory *m, laya_memory_feedback_visit fn, void *ctx, char *err,
+                                      size_t errlen) {
+    if (!m || !fn) return LAYA_ERR_ARG;
+    fb_list_ctx c = {fn, ctx, 0};
+    learn_memory_lock(m);
+    fb_flush(m, NULL, 0);
+    laya_status st = learn_store_begin_read(m->store, err, errlen);
+    if (st == LAYA_OK) st = learn_store_fb_clock(m->store, &c.now, err, errlen);
+    if (st == LAYA_OK) st = learn_store_fb_rows(m->store, INT64_MIN, -1, fb_list_row, &c, err, errlen);
+    learn_store_end_read(m->store);
     learn_memory_unlock(m);
     return st;
 }

@@ -16,6 +16,17 @@
  * once right after open, so the first keystroke costs no more than the
  * rest.
  *
+ * Feedback (learn_fb.h) is kept the same way: the table in memory holds
+ * the store's feedback rows (the newest LEARN_FB_DEFAULT_CAP), loaded by
+ * the first sync; other processes' writes arrive by the feedback clock
+ * (rows with a clock above the one last read), a forget anywhere reloads
+ * it. This process's events change the table at once and reach the store
+ * in batches: every LEARN_FB_FLUSH_EVENTS events, at a commit, before a
+ * forget and at laya_memory_free. A process killed in between loses those
+ * events (at most LEARN_FB_FLUSH_EVENTS - 1), never a commit; a batch
+ * written after a forget anywhere, or while incognito is on, is dropped
+ * (checked inside its transaction).
+ *
  * Locking: one mutex. The public laya_memory_* functions take it
  * themselves; the learn_memory_* functions below expect the caller to hold
  * it (learn_memory_lock/unlock) around a whole query, so the index cannot
@@ -28,6 +39,7 @@
 #include <stdint.h>
 
 #include "laya.h"
+#include "learn/learn_fb.h"
 #include "learn/learn_index.h"
 #include "learn/learn_store.h"
 
@@ -35,6 +47,9 @@ struct laya_memory {
     pthread_mutex_t mu;
     learn_store *store;
     learn_index *ix;
+    learn_fb *fb;        /* the feedback table */
+    int64_t fb_seen;     /* the store's feedback clock the table reflects */
+    learn_store_fb_result fb_write;   /* scratch of a feedback write (4 KB) */
     int64_t last_id;     /* the newest commit the index holds (0: none) */
     int64_t generation;  /* the store's generation the index reflects; -1: reload all */
     int incognito;       /* the store's switch as of the last sync or commit */
@@ -66,6 +81,22 @@ int learn_memory_incognito(const laya_memory *m);
 /* Counts changes of the index (adds, reloads): results computed from the
  * index are current while it has not moved. Lock held. */
 uint64_t learn_memory_version(const laya_memory *m);
+
+/* The feedback table the search consults. Lock held; valid until unlock. */
+learn_fb *learn_memory_fb(laya_memory *m);
+
+/* Records that texts[0..n) were shown after the context key[0..klen)
+ * (learn_fb_key) and the typist took texts[accepted] (-1: none), unless
+ * incognito is on (*learned, optional, 0 then). Takes the lock itself.
+ * Writes the pending events to the store when LEARN_FB_FLUSH_EVENTS have
+ * gathered; a failed write drops them (and returns its error): feedback
+ * is a hint, never worth blocking the typist for. */
+laya_status learn_memory_feedback(laya_memory *m, const uint8_t *key, size_t klen, const uint8_t *const *texts,
+                                  const size_t *lens, int n, int accepted, int *learned, char *err, size_t errlen);
+
+/* Writes the pending feedback events to the store now (tests, shutdown).
+ * Takes the lock itself. */
+laya_status learn_memory_fb_flush(laya_memory *m, char *err, size_t errlen);
 
 /* laya_memory_commit with an explicit unix time t (tests of forget_since). */
 laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len, int64_t t, int *learned,

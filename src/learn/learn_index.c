@@ -330,6 +330,26 @@ size_t learn_index_complete(const uint8_t *ctx, size_t len) {
     return p;
 }
 
+size_t learn_index_context_start(const uint8_t *ctx, size_t len, int units) {
+    size_t p = learn_index_complete(ctx, len);
+    for (int u = 0; u < units && p > 0; u++) {
+        size_t q = p;
+        while (q > 0 && blank(ctx[q - 1])) q--;
+        if (q == 0 || ctx[q - 1] == '\n') break;
+        /* one unit back: a word (characters that start words), else one
+         * character */
+        size_t c = utf8_prev(ctx, q);
+        int in_word = ctx[c] < 0x80 ? word_byte(ctx[c]) : ctx[c] >= 0xC2 && ctx[c] <= 0xE1;
+        while (in_word && c > 0) {
+            size_t b = utf8_prev(ctx, c);
+            if (!(ctx[b] < 0x80 ? word_byte(ctx[b]) : ctx[b] >= 0xC2 && ctx[b] <= 0xE1)) break;
+            c = b;
+        }
+        p = c;
+    }
+    return p;
+}
+
 /* ---- queries -------------------------------------------------------------- */
 
 /* Trust and reach per order (0: words only; 1..LEARN_ORDER: units of

@@ -70,6 +70,13 @@ laya_status learn_index_append(learn_index *ix, const uint8_t *text, size_t len)
  * word (or of a character still missing bytes). */
 size_t learn_index_complete(const uint8_t *ctx, size_t len);
 
+/* Where the last `units` complete units before the partial word of
+ * ctx[0..len) start (the blanks between them included), never before the
+ * start of the current line: len when the context ends in a line break,
+ * learn_index_complete(ctx, len) when units is 0. The context a suggestion
+ * was shown in (learn_fb.h). */
+size_t learn_index_context_start(const uint8_t *ctx, size_t len, int units);
+
 /* Bytes of history held now. */
 size_t learn_index_bytes(const learn_index *ix);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "learn/learn_fb.h"
 #include "util/err.h"
 #include "util/sqlite_file.h"
 #include "util/utf8.h"
@@ -22,7 +23,9 @@ enum { WAL_HDR_WORDS = 12, WAL_INDEX_VERSION = 3007000, WALINDEX_PGSZ = 32768 };
 struct learn_store {
     sqlite3 *db;
     sqlite3_stmt *add, *incognito, *generation, *data_version, *rows, *max_id;
-    int64_t cap;
+    sqlite3_stmt *fb_clock, *fb_get, *fb_put;
+    int64_t cap, fb_cap;
+    int64_t fb_removed;   /* feedback rows the last forget removed */
     /* An upper bound on the row count: rows_known rows when the largest id
      * was id_known; every later row takes a larger id (ids are never
      * reused), so rows <= rows_known + (max id - id_known). -1: unknown. */
@@ -150,6 +153,32 @@ static void sql_has_word(sqlite3_context *cx, int argc, sqlite3_value **argv) {
     sqlite3_result_int(cx, t && w && learn_word_in(t, tn, w, wn));
 }
 
+/* SQL laya_fb_has_word(ctx, text, word): the word in the context, in the
+ * text shown, or across the two (a context "the k" and a text "ernel"
+ * hold "kernel"). DIRECTONLY as laya_has_word. */
+static void sql_fb_has_word(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+    const uint8_t *k = sqlite3_value_blob(argv[0]), *t = sqlite3_value_blob(argv[1]), *w = sqlite3_value_blob(argv[2]);
+    size_t kn = (size_t)sqlite3_value_bytes(argv[0]), tn = (size_t)sqlite3_value_bytes(argv[1]);
+    size_t wn = (size_t)sqlite3_value_bytes(argv[2]);
+    if (!w) {
+        sqlite3_result_int(cx, 0);
+        return;
+    }
+    if ((k && learn_word_in(k, kn, w, wn)) || (t && learn_word_in(t, tn, w, wn))) {
+        sqlite3_result_int(cx, 1);
+        return;
+    }
+    uint8_t *both = sqlite3_malloc64(kn + tn + 1);
+    if (!both) {
+        sqlite3_result_error_nomem(cx);
+        return;
+    }
+    if (kn) memcpy(both, k, kn);
+    if (tn) memcpy(both + kn, t, tn);
+    sqlite3_result_int(cx, learn_word_in(both, kn + tn, w, wn));
+    sqlite3_free(both);
+}
+
 /* ---- the file --------------------------------------------------------------- */
 
 /* The file as sqlite_file.c names it in messages. */
@@ -182,6 +211,11 @@ static const char *const migrate[LEARN_STORE_SCHEMA] = {
     "ALTER TABLE commits_v2 RENAME TO commits;"
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT INTO meta(key, value) VALUES('incognito', 0), ('generation', 0);",
+
+    "CREATE TABLE feedback(ctx BLOB NOT NULL, text BLOB NOT NULL, ign REAL NOT NULL, acc REAL NOT NULL,"
+    " clock INTEGER NOT NULL, t INTEGER NOT NULL, PRIMARY KEY(ctx, text)) WITHOUT ROWID;"
+    "CREATE INDEX feedback_clock ON feedback(clock);"
+    "INSERT INTO meta(key, value) VALUES('fb_clock', 0);",
 };
 
 /* Reads the file's identity; refuses (changing nothing) what is not a Laya
@@ -219,14 +253,15 @@ static laya_status check_tables(learn_store *s, char *err, size_t errlen) {
     int64_t ours, others;
     laya_status st;
     if ((st = query_int(s,
-                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('commits', 'meta')",
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('commits', 'meta', "
+                        "'feedback')",
                         &ours, "reading the schema", err, errlen)) ||
         (st = query_int(s,
                         "SELECT count(*) FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' "
-                        "AND name NOT IN ('commits', 'meta', 'sqlite_sequence'))",
+                        "AND name NOT IN ('commits', 'meta', 'feedback', 'sqlite_sequence'))",
                         &others, "reading the schema", err, errlen)))
         return st;
-    if (ours != 2 || others != 0)
+    if (ours != 3 || others != 0)
         return err_set(err, errlen, LAYA_ERR_FORMAT,
                        "memory store %s does not hold Laya's tables as this build wrote them (damaged or edited "
                        "by hand): move it away and Laya starts an empty one there",
@@ -272,6 +307,10 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
     rc = sqlite3_create_function_v2(s->db, "laya_has_word", 2,
                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL, sql_has_word,
                                     NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(s->db, "laya_fb_has_word", 3,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                        sql_fb_has_word, NULL, NULL, NULL);
     if (rc != SQLITE_OK) return fail(s, rc, "registering a function", err, errlen);
     if ((st = exec(s, "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY;", "configuring", err, errlen)))
         return st;
@@ -296,7 +335,13 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
         (st = prepare(s, &s->generation, "SELECT value FROM meta WHERE key = 'generation'", err, errlen)) ||
         (st = prepare(s, &s->data_version, "PRAGMA data_version", err, errlen)) ||
         (st = prepare(s, &s->rows, "SELECT id, text, t FROM commits WHERE id > ?1 ORDER BY id", err, errlen)) ||
-        (st = prepare(s, &s->max_id, "SELECT coalesce(max(id), 0) FROM commits", err, errlen)))
+        (st = prepare(s, &s->max_id, "SELECT coalesce(max(id), 0) FROM commits", err, errlen)) ||
+        (st = prepare(s, &s->fb_clock, "SELECT value FROM meta WHERE key = 'fb_clock'", err, errlen)) ||
+        (st = prepare(s, &s->fb_get, "SELECT ign, acc, clock FROM feedback WHERE ctx = ?1 AND text = ?2", err,
+                      errlen)) ||
+        (st = prepare(s, &s->fb_put,
+                      "INSERT OR REPLACE INTO feedback(ctx, text, ign, acc, clock, t) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                      err, errlen)))
         return st;
     /* The header's copy is taken before the data version it stands for: a
      * commit in between moves the header, so the next check asks again.
@@ -313,6 +358,7 @@ laya_status learn_store_open(const char *path, learn_store **out, char *err, siz
     learn_store *s = calloc(1, sizeof *s);
     if (!s) return LAYA_ERR_NOMEM;
     s->cap = LEARN_STORE_DEFAULT_CAP;
+    s->fb_cap = LEARN_FB_DEFAULT_CAP;
     s->rows_known = -1;
     laya_status st = LAYA_OK;
     if (!path) st = learn_store_default_path(s->path, sizeof s->path, err, errlen);
@@ -337,6 +383,9 @@ void learn_store_close(learn_store *s) {
     sqlite3_finalize(s->data_version);
     sqlite3_finalize(s->rows);
     sqlite3_finalize(s->max_id);
+    sqlite3_finalize(s->fb_clock);
+    sqlite3_finalize(s->fb_get);
+    sqlite3_finalize(s->fb_put);
     sqlite3_close_v2(s->db);
     free(s);
 }
@@ -347,6 +396,8 @@ void learn_store_set_cap(learn_store *s, int64_t cap) {
     s->cap = cap < 1 ? 1 : cap;
     s->rows_known = -1;
 }
+
+void learn_store_set_fb_cap(learn_store *s, int64_t cap) { s->fb_cap = cap < 1 ? 1 : cap; }
 
 /* ---- adding ----------------------------------------------------------------- */
 
@@ -428,13 +479,15 @@ void learn_store_end_read(learn_store *s) {
 }
 
 laya_status learn_store_state_get(learn_store *s, learn_store_state *state, char *err, size_t errlen) {
-    int64_t on, gen;
+    int64_t on, gen, fc;
     laya_status st;
     if ((st = step_int(s, s->incognito, &on, "reading the incognito switch", err, errlen)) ||
-        (st = step_int(s, s->generation, &gen, "reading the generation", err, errlen)))
+        (st = step_int(s, s->generation, &gen, "reading the generation", err, errlen)) ||
+        (st = step_int(s, s->fb_clock, &fc, "reading the feedback clock", err, errlen)))
         return st;
     state->incognito = on != 0;
     state->generation = gen;
+    state->fb_clock = fc;
     return LAYA_OK;
 }
 
@@ -541,46 +594,69 @@ static void map_wal_header(learn_store *s) {
 
 /* ---- forgetting ------------------------------------------------------------- */
 
-/* Runs the prepared, bound DELETE del in a write transaction with the
- * generation bump, then the TRUNCATE checkpoint. Finalizes del. */
-static laya_status forget_run(learn_store *s, sqlite3_stmt *del, int64_t *removed, char *err, size_t errlen) {
+/* Runs the prepared, bound DELETEs del (commits) and fdel (feedback rows)
+ * in one write transaction with the generation bump, then the TRUNCATE
+ * checkpoint. Finalizes both. */
+static laya_status forget_run(learn_store *s, sqlite3_stmt *del, sqlite3_stmt *fdel, int64_t *removed, char *err,
+                              size_t errlen) {
     const char *doing = "forgetting";
-    int64_t n = 0;
+    int64_t n = 0, fn = 0;
+    s->fb_removed = 0;
     laya_status st = exec(s, "BEGIN IMMEDIATE", doing, err, errlen);
     if (st == LAYA_OK) {
         int rc = sqlite3_step(del);
+        if (rc == SQLITE_DONE) {
+            n = sqlite3_changes64(s->db);
+            rc = sqlite3_step(fdel);
+            if (rc == SQLITE_DONE) fn = sqlite3_changes64(s->db);
+        }
         if (rc != SQLITE_DONE) st = fail(s, rc, doing, err, errlen);
-        else if ((n = sqlite3_changes64(s->db)) > 0)
+        else if (n + fn > 0)
             st = exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'generation'", doing, err, errlen);
         if (st == LAYA_OK) st = commit(s, doing, err, errlen);
         else rollback(s);
     }
     sqlite3_finalize(del);
+    sqlite3_finalize(fdel);
     if (st != LAYA_OK) return st;
     if (removed) *removed = n;
+    s->fb_removed = fn;
     /* Busy (a reader in another process) leaves the forget done but the
      * checkpoint partial: see learn_store.h. */
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     return LAYA_OK;
 }
 
-static laya_status forget_prepare(learn_store *s, const char *sql, sqlite3_stmt **q, char *err, size_t errlen) {
+/* Prepares the two DELETEs of a forget (fsql NULL: feedback rows are kept,
+ * a statement that deletes nothing stands in). */
+static laya_status forget_prepare(learn_store *s, const char *sql, const char *fsql, sqlite3_stmt **q,
+                                  sqlite3_stmt **fq, char *err, size_t errlen) {
+    *q = *fq = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, q, NULL);
-    return rc == SQLITE_OK ? LAYA_OK : fail(s, rc, "forgetting", err, errlen);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(s->db, fsql ? fsql : "DELETE FROM feedback WHERE 0", -1, fq, NULL);
+    if (rc == SQLITE_OK) return LAYA_OK;
+    laya_status st = fail(s, rc, "forgetting", err, errlen);
+    sqlite3_finalize(*q);
+    sqlite3_finalize(*fq);
+    *q = *fq = NULL;
+    return st;
 }
 
 laya_status learn_store_forget_all(learn_store *s, int64_t *removed, char *err, size_t errlen) {
-    sqlite3_stmt *q = NULL;
-    laya_status st = forget_prepare(s, "DELETE FROM commits", &q, err, errlen);
-    return st ? st : forget_run(s, q, removed, err, errlen);
+    sqlite3_stmt *q, *fq;
+    laya_status st = forget_prepare(s, "DELETE FROM commits", "DELETE FROM feedback", &q, &fq, err, errlen);
+    return st ? st : forget_run(s, q, fq, removed, err, errlen);
 }
 
 laya_status learn_store_forget_since(learn_store *s, int64_t t, int64_t *removed, char *err, size_t errlen) {
-    sqlite3_stmt *q = NULL;
-    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE t >= ?1", &q, err, errlen);
+    sqlite3_stmt *q, *fq;
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE t >= ?1", "DELETE FROM feedback WHERE t >= ?1",
+                                    &q, &fq, err, errlen);
     if (st) return st;
     sqlite3_bind_int64(q, 1, t);
-    return forget_run(s, q, removed, err, errlen);
+    sqlite3_bind_int64(fq, 1, t);
+    return forget_run(s, q, fq, removed, err, errlen);
 }
 
 laya_status learn_store_forget_word(learn_store *s, const uint8_t *word, size_t len, int64_t *removed,
@@ -590,11 +666,14 @@ laya_status learn_store_forget_word(learn_store *s, const uint8_t *word, size_t 
         return err_set(err, errlen, LAYA_ERR_LIMIT, "the word to forget is longer than %d bytes",
                        LEARN_STORE_MAX_TEXT);
     if (!utf8_valid(word, len)) return err_set(err, errlen, LAYA_ERR_ARG, "the word to forget is not valid UTF-8");
-    sqlite3_stmt *q = NULL;
-    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE laya_has_word(text, ?1)", &q, err, errlen);
+    sqlite3_stmt *q, *fq;
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE laya_has_word(text, ?1)",
+                                    "DELETE FROM feedback WHERE laya_fb_has_word(ctx, text, ?1)", &q, &fq, err,
+                                    errlen);
     if (st) return st;
     sqlite3_bind_blob64(q, 1, word, len, SQLITE_STATIC);
-    return forget_run(s, q, removed, err, errlen);
+    sqlite3_bind_blob64(fq, 1, word, len, SQLITE_STATIC);
+    return forget_run(s, q, fq, removed, err, errlen);
 }
 
 laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t len, int64_t *removed,
@@ -603,12 +682,129 @@ laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t 
     if (len > LEARN_STORE_MAX_TEXT)
         return err_set(err, errlen, LAYA_ERR_LIMIT, "the text to forget is longer than %d bytes",
                        LEARN_STORE_MAX_TEXT);
-    sqlite3_stmt *q = NULL;
+    sqlite3_stmt *q, *fq;
     /* Texts are stored as blobs (schema v2), so = compares bytes. */
-    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE text = ?1", &q, err, errlen);
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE text = ?1", NULL, &q, &fq, err, errlen);
     if (st) return st;
     sqlite3_bind_blob64(q, 1, text, len, SQLITE_STATIC);
-    return forget_run(s, q, removed, err, errlen);
+    return forget_run(s, q, fq, removed, err, errlen);
+}
+
+int64_t learn_store_fb_forgotten(const learn_store *s) { return s->fb_removed; }
+
+/* ---- feedback ----------------------------------------------------------------- */
+
+laya_status learn_store_fb_clock(learn_store *s, int64_t *clock, char *err, size_t errlen) {
+    return step_int(s, s->fb_clock, clock, "reading the feedback clock", err, errlen);
+}
+
+laya_status learn_store_fb_rows(learn_store *s, int64_t since, int64_t limit, learn_store_fb_fn fn, void *ctx,
+                                char *err, size_t errlen) {
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT ctx, text, ign, acc, clock, t FROM feedback WHERE clock > ?1 "
+                                "ORDER BY clock DESC LIMIT ?2",
+                                -1, &q, NULL);
+    if (rc != SQLITE_OK) return fail(s, rc, "reading feedback", err, errlen);
+    sqlite3_bind_int64(q, 1, since);
+    sqlite3_bind_int64(q, 2, limit);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const uint8_t *k = sqlite3_column_blob(q, 0), *t = sqlite3_column_blob(q, 1);
+        size_t kn = (size_t)sqlite3_column_bytes(q, 0), tn = (size_t)sqlite3_column_bytes(q, 1);
+        if (fn(ctx, k ? k : (const uint8_t *)"", kn, t ? t : (const uint8_t *)"", tn, sqlite3_column_double(q, 2),
+               sqlite3_column_double(q, 3), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    laya_status st = rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, "reading feedback", err, errlen);
+    sqlite3_finalize(q);
+    return st;
+}
+
+laya_status learn_store_fb_count(learn_store *s, int64_t *n, char *err, size_t errlen) {
+    return query_int(s, "SELECT count(*) FROM feedback", n, "counting feedback", err, errlen);
+}
+
+/* Inside the write transaction: the oldest rows (by clock) go, down to 95%
+ * of the cap, when the count is over it. */
+static laya_status fb_evict(learn_store *s, char *err, size_t errlen) {
+    int64_t n;
+    laya_status st = learn_store_fb_count(s, &n, err, errlen);
+    if (st != LAYA_OK || n <= s->fb_cap) return st;
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db,
+                                "DELETE FROM feedback WHERE (ctx, text) IN "
+                                "(SELECT ctx, text FROM feedback ORDER BY clock LIMIT ?1)",
+                                -1, &q, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, n - (s->fb_cap - s->fb_cap / 20));
+        rc = sqlite3_step(q);
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, "evicting the oldest feedback", err, errlen);
+}
+
+/* One pending change into its row, decayed to clock c. */
+static laya_status fb_put_one(learn_store *s, const learn_fb_change *p, int64_t c, double *ign, double *acc,
+                              char *err, size_t errlen) {
+    const char *doing = "writing feedback";
+    sqlite3_bind_blob64(s->fb_get, 1, p->key, (sqlite3_uint64)p->klen, SQLITE_STATIC);
+    sqlite3_bind_blob64(s->fb_get, 2, p->text, (sqlite3_uint64)p->tlen, SQLITE_STATIC);
+    int rc = sqlite3_step(s->fb_get);
+    *ign = p->d_ign, *acc = p->d_acc;
+    if (rc == SQLITE_ROW) {
+        int64_t c0 = sqlite3_column_int64(s->fb_get, 2);
+        *ign += learn_fb_decay(sqlite3_column_double(s->fb_get, 0), c0, c);
+        *acc += learn_fb_decay(sqlite3_column_double(s->fb_get, 1), c0, c);
+    }
+    sqlite3_reset(s->fb_get);
+    sqlite3_clear_bindings(s->fb_get);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(s, rc, doing, err, errlen);
+    sqlite3_bind_blob64(s->fb_put, 1, p->key, (sqlite3_uint64)p->klen, SQLITE_STATIC);
+    sqlite3_bind_blob64(s->fb_put, 2, p->text, (sqlite3_uint64)p->tlen, SQLITE_STATIC);
+    sqlite3_bind_double(s->fb_put, 3, *ign);
+    sqlite3_bind_double(s->fb_put, 4, *acc);
+    sqlite3_bind_int64(s->fb_put, 5, c);
+    sqlite3_bind_int64(s->fb_put, 6, p->t);
+    rc = sqlite3_step(s->fb_put);
+    sqlite3_reset(s->fb_put);
+    sqlite3_clear_bindings(s->fb_put);
+    return rc == SQLITE_DONE ? LAYA_OK : fail(s, rc, doing, err, errlen);
+}
+
+laya_status learn_store_fb_write(learn_store *s, const learn_fb_change *rows, int n, int events,
+                                 int64_t generation, learn_store_fb_result *r, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    if (!s || n < 0 || n > LEARN_FB_PENDING || (n && !rows) || events < 0) return LAYA_ERR_ARG;
+    if (!n && !events) return LAYA_OK;
+    const char *doing = "writing feedback";
+    laya_status st = exec(s, "BEGIN IMMEDIATE", doing, err, errlen);
+    if (st != LAYA_OK) return st;
+    int64_t on, gen, c;
+    if ((st = step_int(s, s->incognito, &on, doing, err, errlen)) ||
+        (st = step_int(s, s->generation, &gen, doing, err, errlen)) ||
+        (st = step_int(s, s->fb_clock, &c, doing, err, errlen)))
+        goto out;
+    r->clock_before = c;
+    if (on || gen != generation) {
+        r->refused = on ? LEARN_STORE_FB_INCOGNITO : LEARN_STORE_FB_FORGOTTEN;
+        rollback(s);
+        return LAYA_OK;
+    }
+    int64_t c2 = c + (events > 0 ? events : 1);
+    for (int i = 0; i < n; i++)
+        if ((st = fb_put_one(s, &rows[i], c2, &r->ign[i], &r->acc[i], err, errlen))) goto out;
+    char sql[96];
+    snprintf(sql, sizeof sql, "UPDATE meta SET value = %lld WHERE key = 'fb_clock'", (long long)c2);
+    if ((st = exec(s, sql, doing, err, errlen)) || (st = fb_evict(s, err, errlen))) goto out;
+    if ((st = commit(s, doing, err, errlen))) return st;
+    r->clock_after = c2;
+    r->written = n;
+    return LAYA_OK;
+out:
+    rollback(s);
+    return st;
 }
 
 /* ---- listing and the switch -------------------------------------------------- */

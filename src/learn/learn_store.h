@@ -27,6 +27,13 @@
  *       meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID
  *         'incognito'   0/1, read inside every add's transaction
  *         'generation'  +1 on every forget that removed something
+ *   v3  feedback(ctx BLOB, text BLOB, ign REAL, acc REAL, clock INTEGER,
+ *                t INTEGER, PRIMARY KEY(ctx, text)) WITHOUT ROWID
+ *         -- what the typist did with text shown after context ctx
+ *            (learn_fb.h): ignored / accepted counts, decayed, as of the
+ *            feedback clock value `clock`; t: unix seconds of the last change
+ *       index feedback_clock(clock)
+ *       meta 'fb_clock'  the feedback clock: + the events of every write
  * v2 keeps text as BLOB (bytes are never reinterpreted: embedded NULs stay),
  * never reuses an id (AUTOINCREMENT), so "every row with id > N" is what a
  * reader has not seen yet unless the generation moved, and persists the
@@ -56,9 +63,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "laya.h"
+#include "learn/learn_fb.h"
 
 enum {
-    LEARN_STORE_SCHEMA = 2,            /* the schema this build writes and reads up to */
+    LEARN_STORE_SCHEMA = 3,            /* the schema this build writes and reads up to */
     LEARN_STORE_APP_ID = 0x4C415941,   /* "LAYA" */
     LEARN_STORE_MAX_TEXT = 64 * 1024,  /* bytes in one commit */
     LEARN_STORE_DEFAULT_CAP = 100000,  /* rows */
@@ -105,6 +113,7 @@ laya_status learn_store_add(learn_store *s, const uint8_t *text, size_t len, int
 typedef struct {
     int64_t generation;
     int incognito;
+    int64_t fb_clock;   /* the feedback clock */
 } learn_store_state;
 
 /* Called for each row in id order; text is valid only during the call.
@@ -140,13 +149,17 @@ laya_status learn_store_changed_ref(learn_store *s, int *changed, char *err, siz
 /* 1 iff learn_store_changed has its fast path (a WAL-index header). */
 int learn_store_fast_changed(const learn_store *s);
 
-/* Forgetting: each deletes in one transaction, moves the generation when it
- * removed something, then checkpoints with TRUNCATE so the old page images
- * leave the WAL; with secure_delete the bytes are zeros in the database
- * file. If another process is reading at that moment the checkpoint is
- * partial (the forget still holds): the stale WAL frames are overwritten by
- * later writes and the WAL is removed when the last connection closes.
- * *removed (optional) receives the number of commits deleted. */
+/* Forgetting: each deletes commits and feedback rows in one transaction,
+ * moves the generation when it removed something, then checkpoints with
+ * TRUNCATE so the old page images leave the WAL; with secure_delete the
+ * bytes are zeros in the database file. If another process is reading at
+ * that moment the checkpoint is partial (the forget still holds): the stale
+ * WAL frames are overwritten by later writes and the WAL is removed when
+ * the last connection closes. *removed (optional) receives the number of
+ * commits deleted, learn_store_fb_forgotten the number of feedback rows.
+ * Feedback rows: all; those changed at or after t; those whose context,
+ * text or the two joined hold the word (learn_word_in). forget_text keeps
+ * them (it removes one listed commit). */
 laya_status learn_store_forget_all(learn_store *s, int64_t *removed, char *err, size_t errlen);
 /* Every commit made at or after unix time t. */
 laya_status learn_store_forget_since(learn_store *s, int64_t t, int64_t *removed, char *err, size_t errlen);
@@ -167,6 +180,47 @@ laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t 
 typedef int (*learn_store_list_fn)(void *ctx, const uint8_t *text, size_t len, int64_t count, int64_t first,
                                    int64_t last);
 laya_status learn_store_list(learn_store *s, learn_store_list_fn fn, void *ctx, char *err, size_t errlen);
+
+/* Feedback rows the last forget on this connection removed. */
+int64_t learn_store_fb_forgotten(const learn_store *s);
+
+/* ---- feedback (learn_fb.h) ----
+ * The rows of learn_fb.h with their texts. A write adds the pending changes
+ * of one process to the rows (each decayed to the new clock first), in one
+ * transaction that also moves the clock by the events written and evicts
+ * the oldest rows (by clock) down to 95% of the feedback cap
+ * (LEARN_FB_DEFAULT_CAP) when over it. */
+
+/* Sets the feedback row cap (>= 1) for this connection's writes. */
+void learn_store_set_fb_cap(learn_store *s, int64_t cap);
+
+laya_status learn_store_fb_clock(learn_store *s, int64_t *clock, char *err, size_t errlen);
+laya_status learn_store_fb_count(learn_store *s, int64_t *n, char *err, size_t errlen);
+
+/* Called per row: key and text valid only during the call; ign and acc as
+ * of clock; t unix seconds. Nonzero stops the visit. */
+typedef int (*learn_store_fb_fn)(void *ctx, const uint8_t *key, size_t klen, const uint8_t *text, size_t tlen,
+                                 double ign, double acc, int64_t clock, int64_t t);
+/* Visits the rows with clock > since, newest first, at most limit (-1:
+ * all). Inside begin_read/end_read to see them with the clock. */
+laya_status learn_store_fb_rows(learn_store *s, int64_t since, int64_t limit, learn_store_fb_fn fn, void *ctx,
+                                char *err, size_t errlen);
+
+enum { LEARN_STORE_FB_INCOGNITO = 1, LEARN_STORE_FB_FORGOTTEN = 2 };
+typedef struct {
+    int written;                   /* rows written (0: refused or nothing) */
+    int refused;                   /* LEARN_STORE_FB_*: incognito is on, or the generation moved */
+    int64_t clock_before, clock_after;
+    double ign[LEARN_FB_PENDING], acc[LEARN_FB_PENDING];   /* each row as written */
+} learn_store_fb_result;
+
+/* Writes rows[0..n) (pending changes holding `events` events) unless,
+ * read inside the transaction, incognito is on or the generation is not
+ * `generation` (a forget since the writer last read: its changes may hold
+ * what was forgotten): then nothing is written and r->refused says why.
+ * On error nothing is written. */
+laya_status learn_store_fb_write(learn_store *s, const learn_fb_change *rows, int n, int events,
+                                 int64_t generation, learn_store_fb_result *r, char *err, size_t errlen);
 
 laya_status learn_store_get_incognito(learn_store *s, int *on, char *err, size_t errlen);
 laya_status learn_store_set_incognito(learn_store *s, int on, char *err, size_t errlen);

@@ -185,6 +185,8 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
     laya_status st = laya_session_set_context(sl->s, ctx, len);
     if (st == LAYA_OK) st = laya_suggest(sl->s, k, out, &n);
     if (st == LAYA_OK && decide) st = laya_decide(d, t_ms, out, n, out, &n);
+    /* feedback judges what was shown: the decision's cut of the list */
+    if (st == LAYA_OK && decide) st = laya_session_shown(sl->s, out, n);
     double us = now_us() - t0;
     if (st != LAYA_OK) return error("suggest failed: %s", laya_status_str(st));
     json_t *arr = json_array();
@@ -210,8 +212,12 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
     return r;
 }
 
-/* {"op":"feedback","accepted":i}: the typist took shown suggestion i, or
- * passed over the list (-1). */
+/* {"op":"feedback","accepted":i[,"t_ms":T]}: the typist took shown
+ * suggestion i, or passed over the list (-1). The decider's threshold
+ * moves, and with a memory the session's last list is judged
+ * (laya_session_feedback): passed-over suggestions rank lower in that
+ * context next time. An index beyond the list shown is judged by the
+ * decider alone, as before; a store error is answered as an error. */
 static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *req) {
     json_t *err = NULL, *ja = json_object_get(req, "accepted");
     if (!json_is_integer(ja) || json_integer_value(ja) < -1 || json_integer_value(ja) >= LAYA_MAX_K)
@@ -222,7 +228,10 @@ static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *re
     proto_slot *sl = session_get(p, owner, sid, &err);
     laya_decider *d = sl ? decider_get(sl, &err) : NULL;
     if (!d) return err;
-    laya_decide_event(d, json_integer_value(ja) >= 0 ? LAYA_EVENT_ACCEPTED : LAYA_EVENT_IGNORED, t_ms);
+    int idx = (int)json_integer_value(ja);
+    laya_decide_event(d, idx >= 0 ? LAYA_EVENT_ACCEPTED : LAYA_EVENT_IGNORED, t_ms);
+    laya_status st = laya_session_feedback(sl->s, idx);
+    if (st != LAYA_OK && st != LAYA_ERR_ARG) return error("feedback not learned: %s", laya_status_str(st));
     return json_pack("{s:b}", "ok", 1);
 }
 

@@ -27,7 +27,12 @@
  *  - feedback "accepted": the index of the shown suggestion the typist took,
  *    or -1 when it was passed over (optional "t_ms"). Acceptances lower the
  *    decision's threshold, rejections raise it. A keystroke after a shown
- *    list without feedback counts as a rejection.
+ *    list without feedback counts as a rejection (for the decider only).
+ *    With a memory (proto_set_memory) the session's last list is judged too
+ *    (laya_session_feedback; with "decide":true the list the decision
+ *    showed): a suggestion passed over ranks lower after the same context
+ *    next time, one taken a little higher; not in a private session or
+ *    incognito. A store error is answered {"error":"feedback not learned: .."}.
  *  - Coalescing: a suggest with "coalesce":true (the default when it carries
  *    "t_ms") that has a newer suggest for the same session queued right
  *    behind it in the same read (proto_feed) is not computed: its reply is

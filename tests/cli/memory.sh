@@ -2,7 +2,8 @@
 # tests/cli/memory.sh - `laya memory` and `laya incognito` end to end: the
 # default path under $XDG_DATA_HOME (or $HOME), modes 0700/0600, add, list
 # (text and JSON), export, forget --word/--since/--text/--all with what they
-# removed, incognito persisting across processes, and clear errors for bad
+# removed, incognito persisting across processes, the typist's feedback
+# (kept by `serve`, listed, exported, forgotten, not kept in incognito), and clear errors for bad
 # input. Never touches the real ~/.local/share: HOME and XDG_DATA_HOME
 # point into a temporary folder. Ends with "N passed, N failed".
 BUILD=${BUILD:-build}
@@ -93,6 +94,42 @@ check "forget --since unix seconds" sh -c "'$LAYA' memory forget --since 0 | gre
 "$LAYA" memory add --memory "$T/other/m.db" "elsewhere" 2>/dev/null
 check "--memory: a separate store" sh -c "'$LAYA' memory list --memory '$T/other/m.db' 2>/dev/null | grep -q elsewhere"
 check "--memory: default store untouched" sh -c "! '$LAYA' memory list 2>/dev/null | grep -q elsewhere"
+
+# feedback: what a typist passed over, kept by the server, listed, exported,
+# forgotten; nothing kept in incognito.
+FB=$T/fb.db
+fb_serve() {
+    printf '%s\n' '{"op":"suggest","context":"Dear Zeb","k":3}' '{"op":"feedback","accepted":-1}' \
+        '{"op":"suggest","context":"I like the qu","k":3}' '{"op":"feedback","accepted":-1}' |
+        "$LAYA" serve --stdio --memory "$FB" >"$T/fb.out" 2>/dev/null
+}
+fb_serve
+check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 2
+"$LAYA" memory list --feedback --memory "$FB" >"$T/fb.list" 2>"$T/fb.err"
+check "list --feedback: the contexts" sh -c "grep -q '\"Dear Zeb\" -> ' '$T/fb.list' && grep -q '\"like the qu\" -> ' '$T/fb.list'"
+check "list --feedback: passed over once" sh -c "grep '\"Dear Zeb\"' '$T/fb.list' | head -1 | grep -q '^ *1.0 *0.0 '"
+check "list --feedback: summary" grep -q "feedback entries in" "$T/fb.err"
+"$LAYA" memory list --memory "$FB" >/dev/null 2>"$T/fb.err"
+check "list: mentions the feedback" grep -q "feedback entries (laya memory list --feedback)" "$T/fb.err"
+"$LAYA" memory export --memory "$FB" >"$T/fb.jsonl" 2>/dev/null
+check "export: the feedback entries" python3 -c "
+import json
+rows = [json.loads(l) for l in open('$T/fb.jsonl', encoding='utf-8')]
+fb = [r for r in rows if 'context' in r]
+assert fb and all(set(r) == {'context', 'text', 'ignored', 'accepted', 'last'} for r in fb)
+assert any(r['context'] == 'Dear Zeb' and r['ignored'] == 1 for r in fb)
+"
+check "forget --word: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --word dear | grep -q 'forgot 0 commits and [1-9][0-9]* feedback entries'"
+check "forget --word: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"like the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
+check "forget --word: no bytes left" sh -c "! cat '$FB'* | grep -aq 'Dear Zeb'"
+check "forget --since: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --since 2000-01-01 | grep -q 'and [1-9][0-9]* feedback entries'"
+fb_serve
+check "forget --all: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --all | grep -q 'forgot everything: 0 commits and [1-9][0-9]* feedback entries'"
+check "forget --all: no bytes left" sh -c "! cat '$FB'* | grep -aq 'the qu'"
+"$LAYA" incognito on --memory "$FB" >/dev/null
+fb_serve
+check "incognito: no feedback kept" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>&1 | grep -q '^0 feedback entries'"
+"$LAYA" incognito off --memory "$FB" >/dev/null
 
 # Bad input: a message that names the problem, nonzero status.
 fails_with "forget without a choice" "exactly one of" "$LAYA" memory forget
