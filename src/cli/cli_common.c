@@ -93,7 +93,7 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
         char *end;
         double x = v ? strtod(v, &end) : -1;
         if (!v || end == v || *end || !(x >= 0 && x <= 1))
-            cli_die("%s expects a number in 0..1, got '%s'", a, v ? v : "(nothing)");
+            cli_die("%s expects a %s in 0..1, got '%s'", a, a[2] == 'm' ? "probability" : "weight", v ? v : "(nothing)");
         *(a[2] == 'm' ? &o->min_prob : &o->prior_weight) = (float)x;
         return 2;
     }
