@@ -19,7 +19,7 @@ def main():
     for path in texts:
         with open(path, encoding="utf-8") as f:
             reqs.append(json.dumps({"op": "score", "text": f.read()}))
-    p = subprocess.run([laya, "serve", "--stdio", "--model", model], input="\n".join(reqs) + "\n",
+    p = subprocess.run([laya, "serve", "--stdio", "--no-learn", "--model", model], input="\n".join(reqs) + "\n",
                        capture_output=True, text=True)
     lines = p.stdout.splitlines()
     if p.returncode != 0 or len(lines) != len(texts):

@@ -7,10 +7,7 @@
  *                     [--feedback] [--timeout-ms 30000] [--sim [--seed S] [--decide on|off|both]]
  *
  * The engine is `laya serve --stdio` of this binary unless --engine gives a
- * command (run by /bin/sh) speaking the same protocol. Its own engine gets a
- * fresh personal memory in a temporary folder for each start, removed at
- * the stop: an evaluation never reads the user's store (which would make
- * its figures depend on who runs it) and never commits into it. */
+ * command (run by /bin/sh) speaking the same protocol. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -28,21 +25,7 @@ typedef struct {
     eval_proc *p;
     double last_progress;
     int tty;
-    char memdir[64];   /* the fresh memory's folder while started; "" otherwise */
 } engine_ctx;
-
-/* Removes the fresh memory's folder and the store's files in it. */
-static void drop_memory(engine_ctx *e) {
-    if (!e->memdir[0]) return;
-    static const char *const files[] = {"memory.db", "memory.db-wal", "memory.db-shm", "memory.db-journal"};
-    char path[128];
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        snprintf(path, sizeof path, "%s/%s", e->memdir, files[i]);
-        unlink(path);
-    }
-    rmdir(e->memdir);
-    e->memdir[0] = 0;
-}
 
 static laya_status start(void *ctx, eval_client *c, char *err, size_t errlen) {
     engine_ctx *e = ctx;
@@ -55,17 +38,10 @@ static laya_status start(void *ctx, eval_client *c, char *err, size_t errlen) {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
         if (n <= 0) cli_die("cannot find my own executable (/proc/self/exe): %s", strerror(errno));
         exe[n] = 0;
-        const char *tmp = getenv("TMPDIR");
-        snprintf(e->memdir, sizeof e->memdir, "%s/laya-eval-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-        if (!mkdtemp(e->memdir)) cli_die("cannot make a folder for the evaluation's memory (%s): %s", e->memdir,
-                                         strerror(errno));
-        char mem[128];
-        snprintf(mem, sizeof mem, "%s/memory.db", e->memdir);
-        char *argv[] = {exe, "serve", "--stdio", "--memory", mem, e->model ? "--model" : NULL, (char *)e->model, NULL};
+        char *argv[] = {exe, "serve", "--stdio", e->model ? "--model" : NULL, (char *)e->model, NULL};
         snprintf(desc, sizeof desc, "'laya serve --stdio%s%s'", e->model ? " --model " : "",
                  e->model ? e->model : "");
         st = eval_proc_start(argv, desc, e->timeout_ms, &e->p, err, errlen);
-        if (st != LAYA_OK) drop_memory(e);
     }
     if (st == LAYA_OK) *c = eval_proc_client(e->p);
     return st;
@@ -75,7 +51,6 @@ static void stop(void *ctx) {
     engine_ctx *e = ctx;
     eval_proc_stop(e->p);
     e->p = NULL;
-    drop_memory(e);
 }
 
 /* On a terminal, a line every 3 s saying how far the typist is. */
