@@ -87,13 +87,10 @@ static laya_status write_table(const char *path, const table *t, const char *for
 
 /* Parses the prior file at path: the status, and the prior in *p (its
  * bytes in *map, len bytes: the caller unmaps). */
-static laya_status parse_file(const char *path, prior *p, void **map, size_t *len, char *err, size_t errlen) {
-    int fd;
-    laya_status st = file_open_regular(path, "prior", &fd, len, err, errlen);
+static laya_status parse_file(const char *path, prior *p, const uint8_t **map, size_t *len, char *err,
+                              size_t errlen) {
+    laya_status st = file_map_regular(path, "prior", map, len, err, errlen);
     if (st) return st;
-    *map = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (*map == MAP_FAILED) return LAYA_ERR_IO;
     st_file f;
     if ((st = st_parse(*map, *len, &f, err, errlen))) return st;
     int present;
@@ -113,7 +110,7 @@ TEST(prior_query_takes_the_longest_word_with_followers) {
     snprintf(path, sizeof path, "%s/p.safetensors", test_tmpdir());
     CHECK(write_table(path, &t, "laya-prior") == LAYA_OK);
     prior p;
-    void *map;
+    const uint8_t *map;
     size_t len;
     CHECKF(parse_file(path, &p, &map, &len, err, sizeof err) == LAYA_OK, "%s", err);
     CHECK(p.nw == NS);
@@ -135,7 +132,7 @@ TEST(prior_query_takes_the_longest_word_with_followers) {
     const char *none[] = {"订个 ", "ge", "订个。", "", "订\xe4\xb8"};
     for (int i = 0; i < 5; i++)
         CHECKF(prior_query(&p, (const uint8_t *)none[i], strlen(none[i]), c, PRIOR_MAX_CAND) == 0, "case %d", i);
-    munmap(map, len);
+    munmap((void *)(uintptr_t)map, len);
 }
 
 TEST(prior_parse_refuses_broken_tables) {
@@ -171,11 +168,11 @@ TEST(prior_parse_refuses_broken_tables) {
         }
         CHECK(write_table(path, &t, "laya-prior") == LAYA_OK);
         prior p;
-        void *map;
+        const uint8_t *map;
         size_t len;
         err[0] = 0;
         laya_status st = parse_file(path, &p, &map, &len, err, sizeof err);
-        munmap(map, len);
+        munmap((void *)(uintptr_t)map, len);
         CHECKF(st == LAYA_ERR_FORMAT && strstr(err, want), "case %d: %s (%s)", which, laya_status_str(st), err);
     }
 }

@@ -39,7 +39,8 @@
 #include "learn/learn_index.h"
 #include "prior/prior.h"
 
-_Static_assert((int)LEARN_MAX_CAND <= (int)PRIOR_MAX_CAND, "a prior query fills a learn_result");
+_Static_assert((int)LEARN_MAX_CAND <= (int)PRIOR_MAX_CAND && (int)PRIOR_MAX_WORD <= (int)LEARN_MAX_TEXT,
+               "a prior query fills a learn_result");
 
 /* Brings the session's own index up to the complete units of the context
  * (rebuilt from the last ENGINE_WINDOW bytes after an edit). -1: no index
@@ -319,8 +320,7 @@ void engine_blend_prior(laya_session *s, int k) {
     int n = prior_query(p, s->ctx, s->len, pc, (int)LEARN_MAX_CAND);
     if (n == 0) return;
     learn_result r = {.order = 1, .conf = s->ec.prior_weight, .n = 0};
-    for (int i = 0; i < n; i++) {
-        if (pc[i].len > LEARN_MAX_TEXT) continue;
+    for (int i = 0; i < n; i++) {   /* each word at most PRIOR_MAX_WORD bytes (prior_parse) */
         learn_cand *c = &r.c[r.n++];
         memcpy(c->text, pc[i].text, (size_t)pc[i].len);
         c->len = pc[i].len;

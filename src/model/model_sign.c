@@ -202,18 +202,6 @@ laya_status model_keygen(const char *prefix, uint8_t pk_out[MODEL_KEY_BYTES], ch
 
 /* ---- signing and checking ---- */
 
-static laya_status map_file(const char *path, const uint8_t **p, size_t *n, char *err, size_t errlen) {
-    int fd;
-    laya_status st = file_open_regular(path, "model", &fd, n, err, errlen);
-    if (st != LAYA_OK) return st;
-    void *m = *n ? mmap(NULL, *n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    int e = errno;
-    close(fd);
-    if (m == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map '%s': %s", path, strerror(e));
-    *p = m;
-    return LAYA_OK;
-}
-
 /* The length of file's safetensors header with its 8-byte length prefix
  * (the bytes a v2 signature covers), or 0 if it does not fit the file. */
 static size_t header_bytes(const uint8_t *file, size_t len) {
@@ -252,7 +240,7 @@ laya_status model_sign_file(const char *model_path, const uint8_t sk[MODEL_SECRE
     snprintf(tmp, sizeof tmp, "%s.tmp", sig_path);
     const uint8_t *p;
     size_t n;
-    laya_status st = map_file(model_path, &p, &n, err, errlen);
+    laya_status st = file_map_regular(model_path, "model", &p, &n, err, errlen);
     if (st != LAYA_OK) return st;
     uint8_t sig[MODEL_SIG_BYTES], pk[MODEL_KEY_BYTES];
     /* v2 (the header) when the header names the data's checksum, else v1 */
@@ -388,7 +376,7 @@ laya_status model_sig_check_file(const char *path, const model_trust *t, model_s
                                  uint8_t signer[MODEL_KEY_BYTES], char *err, size_t errlen) {
     const uint8_t *p;
     size_t n;
-    laya_status st = map_file(path, &p, &n, err, errlen);
+    laya_status st = file_map_regular(path, "model", &p, &n, err, errlen);
     if (st != LAYA_OK) return st;
     st = model_sig_check(path, p, n, t, verdict, signer, err, errlen);
     if (n) munmap((void *)(uintptr_t)p, n);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "util/err.h"
 #include "util/file.h"
@@ -150,17 +149,14 @@ int prior_is_tensor(const char *name, const char *prefix) {
 
 /* Maps a whole file read-only and parses its container; *map, *len and f
  * are the caller's to release (munmap, st_free) on success. */
-static laya_status map_st(const char *path, const char *what, void **map, size_t *len, st_file *f, char *err,
-                          size_t errlen) {
-    int fd;
-    laya_status st = file_open_regular(path, what, &fd, len, err, errlen);
+static laya_status map_st(const char *path, const char *what, const uint8_t **map, size_t *len, st_file *f,
+                          char *err, size_t errlen) {
+    laya_status st = file_map_regular(path, what, map, len, err, errlen);
     if (st) return st;
-    *map = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (*map == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "%s: cannot map the %s (empty?)", path, what);
+    if (!*map) return err_set(err, errlen, LAYA_ERR_IO, "%s: cannot map the %s (empty?)", path, what);
     char e[300] = "";
     if ((st = st_parse(*map, *len, f, e, sizeof e))) {
-        munmap(*map, *len);
+        munmap((void *)(uintptr_t)*map, *len);
         return err_set(err, errlen, st, "%s: %s", path, e);
     }
     return LAYA_OK;
@@ -168,14 +164,14 @@ static laya_status map_st(const char *path, const char *what, void **map, size_t
 
 laya_status prior_embed(const char *model_path, const char *prior_path, const char *out_path, char *err,
                         size_t errlen) {
-    void *mm, *pm;
+    const uint8_t *mm, *pm;
     size_t ml, pl;
     st_file mf, pf;
     laya_status st = map_st(model_path, "model", &mm, &ml, &mf, err, errlen);
     if (st) return st;
     if ((st = map_st(prior_path, "prior", &pm, &pl, &pf, err, errlen))) {
         st_free(&mf);
-        munmap(mm, ml);
+        munmap((void *)(uintptr_t)mm, ml);
         return st;
     }
     prior p;
@@ -220,8 +216,8 @@ laya_status prior_embed(const char *model_path, const char *prior_path, const ch
     json_decref(meta);
     free(out);
     st_free(&pf);
-    munmap(pm, pl);
+    munmap((void *)(uintptr_t)pm, pl);
     st_free(&mf);
-    munmap(mm, ml);
+    munmap((void *)(uintptr_t)mm, ml);
     return st;
 }

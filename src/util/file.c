@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,5 +58,18 @@ laya_status file_fopen_regular(const char *path, const char *what, FILE **f, siz
         return err_set(err, errlen, e == ENOMEM ? LAYA_ERR_NOMEM : LAYA_ERR_IO, "cannot open %s '%s': %s", what,
                        path, strerror(e));
     }
+    return LAYA_OK;
+}
+
+laya_status file_map_regular(const char *path, const char *what, const uint8_t **map, size_t *size, char *err,
+                             size_t errlen) {
+    int fd;
+    laya_status st = file_open_regular(path, what, &fd, size, err, errlen);
+    if (st != LAYA_OK) return st;
+    void *m = *size ? mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED) return err_set(err, errlen, LAYA_ERR_IO, "cannot map '%s': %s", path, strerror(e));
+    *map = m;
     return LAYA_OK;
 }

@@ -30,4 +30,11 @@ laya_status file_open_regular(const char *path, const char *what, int *fd, size_
 laya_status file_fopen_regular(const char *path, const char *what, FILE **f, size_t *size, char *err,
                                size_t errlen);
 
+/* As file_open_regular, then maps the whole file read-only (MAP_PRIVATE)
+ * and closes the descriptor. On success *map (NULL for an empty file) is
+ * the caller's to munmap(*map, *size). LAYA_ERR_IO with a sentence in err
+ * when it cannot be opened, is not a regular file or cannot be mapped. */
+laya_status file_map_regular(const char *path, const char *what, const uint8_t **map, size_t *size, char *err,
+                             size_t errlen);
+
 #endif
