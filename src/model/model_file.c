@@ -708,7 +708,7 @@ static laya_status write_quant(const char *path, const model_cfg *c, int bits, i
             at += kern_panel_bytes(&mats[i]);
         }
         for (int i = 0; i < nr; i++)
-            if (rows[i].dtype == ST_F32 && rows[i].ndim == 1 && strncmp(rows[i].name, MODEL_PRIOR_PREFIX, 6))
+            if (rows[i].dtype == ST_F32 && rows[i].ndim == 1 && !prior_is_tensor(rows[i].name, MODEL_PRIOR_PREFIX))
                 pan[np++] = rows[i];
         for (int i = 0; has_prior && i < PRIOR_TENSORS; i++) pan[np++] = pt[i];
         pan[np++] = tk;
