@@ -11,6 +11,9 @@ BUILD=${BUILD:-build}
 export LAYA_ALLOW_UNSIGNED=1
 LAYA=$(cd "$(dirname "$0")/../.." && pwd)/$BUILD/laya
 T=$(mktemp -d /tmp/laya-cli-daemon-XXXXXX)
+# Never the user's own memory or settings: a store of its own under $T.
+export XDG_DATA_HOME="$T/xdg" XDG_CONFIG_HOME="$T/config"
+unset LAYA_MEMORY
 pids=""
 cleanup() {
     for p in $pids; do kill "$p" 2>/dev/null; done

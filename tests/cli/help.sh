@@ -7,6 +7,9 @@ BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LAYA=$ROOT/$BUILD/laya
 T=$(mktemp -d /tmp/laya-cli-help-XXXXXX)
+# Never the user's own memory or settings: a store of its own under $T.
+export XDG_DATA_HOME="$T/xdg" XDG_CONFIG_HOME="$T/config"
+unset LAYA_MEMORY
 trap 'rm -rf "$T"' EXIT
 passed=0
 failed=0

@@ -7,6 +7,9 @@
 # are not installed (make bench-peers installs them). Ends with "N passed,
 # N failed".
 T=$(mktemp -d)
+# Never the user's own memory or settings: a store of its own under $T.
+export XDG_DATA_HOME="$T/xdg" XDG_CONFIG_HOME="$T/config"
+unset LAYA_MEMORY
 trap 'rm -rf "$T"' EXIT
 LM=/usr/lib/$(${CXX:-g++} -print-multiarch 2>/dev/null)/libime/zh_CN.lm
 if [ ! -f /usr/include/LibIME/libime/core/prediction.h ] ||

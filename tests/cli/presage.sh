@@ -7,6 +7,9 @@
 # Skipped (0 passed) where libpresage-dev is not installed (make bench-peers
 # installs it). Ends with "N passed, N failed".
 T=$(mktemp -d)
+# Never the user's own memory or settings: a store of its own under $T.
+export XDG_DATA_HOME="$T/xdg" XDG_CONFIG_HOME="$T/config"
+unset LAYA_MEMORY
 trap 'rm -rf "$T"' EXIT
 if [ ! -f /usr/include/presage.h ] || [ ! -f /usr/share/presage/database_en.db ]; then
     echo "skipped: Presage is not installed (apt-get install presage libpresage-dev libpresage-data)"

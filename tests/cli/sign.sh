@@ -8,6 +8,9 @@ BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LAYA=$ROOT/$BUILD/laya
 T=$(mktemp -d /tmp/laya-cli-sign-XXXXXX)
+# Never the user's own memory or settings: a store of its own under $T.
+export XDG_DATA_HOME="$T/xdg" XDG_CONFIG_HOME="$T/config"
+unset LAYA_MEMORY
 trap 'rm -rf "$T"' EXIT
 unset LAYA_ALLOW_UNSIGNED LAYA_TRUSTED_KEYS
 passed=0
