@@ -123,6 +123,8 @@ typedef struct {
     int max_bytes;    /* bytes one suggestion may add, 1..LAYA_MAX_SUGGESTION */
     float len_exp;    /* rank by prob * chars^len_exp, 0..4 (1: expected keystrokes saved) */
     int max_steps;    /* model steps per keystroke, 1..LAYA_MAX_STEPS: the latency budget */
+    int cjk_steps;    /* the same after a CJK character (each one moves the model's state, so a
+                         Chinese keystroke searches afresh more often), 1..LAYA_MAX_STEPS */
     int prune;        /* 1: skip work that cannot change the result (exact); 0: the reference */
     float min_prob;   /* suggestions less likely than this are not shown, 0..1 */
     float prior_weight; /* trust in the model file's next-word prior, where it has one, 0..1; 0: off */

@@ -299,6 +299,11 @@ TEST(engine_public_search_opts_score_and_describe) {
     CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
     bad = o, bad.max_bytes = LAYA_MAX_SUGGESTION + 1;
     CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
+    bad = o, bad.cjk_steps = 0;
+    CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
+    bad = o, bad.cjk_steps = LAYA_MAX_STEPS + 1;
+    CHECK(laya_session_set_search(s, &bad) == LAYA_ERR_ARG);
+    CHECK(o.cjk_steps >= o.max_steps && o.cjk_steps <= LAYA_MAX_STEPS);
     double b1 = -1, b2 = -2;
     CHECK(laya_score(m, "the cat", 7, &b1) == LAYA_OK && engine_score(m, "the cat", 7, &b2) == LAYA_OK);
     CHECK(b1 > 0 && b1 == b2);

@@ -200,6 +200,40 @@ TEST(engine_suggest_never_broken_utf8) {
     free(params);
 }
 
+/* The budget follows the character before the cursor: cjk_steps after a
+ * CJK character, max_steps after anything else (a fresh session each, no
+ * pruning, so a search spends what it may). */
+TEST(engine_suggest_cjk_budget) {
+    float *params = NULL;
+    laya_model *lm = te_model(400, 16, 8, 2, 3, 0.8f, 33, &params);
+    CHECK(lm);
+    static const char *const latin[] = {"Thank you for the", "Best re", "the meeting is on Mon"};
+    static const char *const cjk[] = {"我们明天", "Thank you 谢", "订个"};
+    for (int cj = 2; cj <= 10; cj += 8)
+        for (int v = 0; v < 2; v++)
+            for (int t = 0; t < 3; t++) {
+                const char *ctx = v ? cjk[t] : latin[t];
+                engine_cfg c = engine_cfg_default();
+                c.max_steps = 2;
+                c.cjk_steps = cj;
+                c.max_tokens = 4;
+                c.prune = 0;
+                laya_session *s = NULL;
+                CHECK(laya_session_new(lm, &s) == LAYA_OK && engine_set_cfg(s, &c) == LAYA_OK);
+                laya_suggestion out[3];
+                int n = 0;
+                CHECK(laya_session_set_context(s, ctx, strlen(ctx)) == LAYA_OK && laya_suggest(s, 3, out, &n) == LAYA_OK);
+                uint64_t used = engine_search_steps(s);
+                int budget = v ? cj : 2;
+                CHECKF(used <= (uint64_t)budget, "'%s': %llu steps, budget %d", ctx, (unsigned long long)used, budget);
+                if (v && cj > 2)
+                    CHECKF(used > 2, "'%s': %llu steps, the CJK budget is %d", ctx, (unsigned long long)used, cj);
+                laya_session_free(s);
+            }
+    laya_model_free(lm);
+    free(params);
+}
+
 /* Random networks, many contexts: every answer non-empty, distinct, within
  * the byte limit, without a newline, valid UTF-8, ranked by score, probs in
  * (0,1], and the same twice in a row; and engine_suggest_invariants holds

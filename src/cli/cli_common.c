@@ -81,10 +81,11 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
         const char *name;
         long hi;
     } opts[] = {{"--beam", LAYA_MAX_BEAM}, {"--max-tokens", LAYA_MAX_TOKENS},
-                {"--max-words", LAYA_MAX_WORDS}, {"--max-steps", LAYA_MAX_STEPS}};
+                {"--max-words", LAYA_MAX_WORDS}, {"--max-steps", LAYA_MAX_STEPS},
+                {"--cjk-steps", LAYA_MAX_STEPS}};
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int *field[] = {&o->beam, &o->max_tokens, &o->max_words, &o->max_steps};
-    for (int j = 0; j < 4; j++)
+    int *field[] = {&o->beam, &o->max_tokens, &o->max_words, &o->max_steps, &o->cjk_steps};
+    for (int j = 0; j < 5; j++)
         if (!strcmp(a, opts[j].name)) {
             *field[j] = (int)cli_int(a, v, 1, opts[j].hi);
             return 2;

@@ -246,8 +246,9 @@ int cmd_bench(int argc, char **argv) {
 
     laya_model_info c;
     laya_model_describe(m, &c);
-    printf("model: %s (V=%d H=%d D=%d L=%d W=%d); kernels: %s; search: beam %d, max %d tokens, %d steps; k=3, one thread\n",
-           model_path, c.vocab, c.hidden, c.embed, c.layers, c.window, c.kernels, cfg.beam, cfg.max_tokens, cfg.max_steps);
+    printf("model: %s (V=%d H=%d D=%d L=%d W=%d); kernels: %s; search: beam %d, max %d tokens, %d steps (%d after CJK); k=3, one thread\n",
+           model_path, c.vocab, c.hidden, c.embed, c.layers, c.window, c.kernels, cfg.beam, cfg.max_tokens, cfg.max_steps,
+           cfg.cjk_steps);
     if (mem)
         printf("learning on: memory %s%s%s (%zu bytes committed first)\n", laya_memory_path(mem),
                history ? ", history " : "", history ? history : "", hist_bytes);

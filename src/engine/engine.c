@@ -102,9 +102,22 @@ void laya_model_free(laya_model *lm) {
  * both lose 0.4 points. 0.002 hides what is nearly never taken (such as
  * "tile" at 0.0012 after "send the rep") for a tenth of a point. */
 #define ENGINE_PRIOR_WEIGHT 0.6f
+/* cjk_steps 24 (2026-12-04, the model shipped that day, `laya eval
+ * --engine "laya serve --stdio [--no-learn] --max-steps N"` on the five
+ * Chinese splits of docs/RESULTS.md, 2,000 chars each): CSR@3 of the model
+ * alone at N = 12 / 18 / 24: valid.txt 0.126 / 0.1325 / 0.133, dialogue
+ * 0.078 / 0.107 / 0.111, reviews-like notes 0.078 / 0.0915 / 0.0955,
+ * manuals 0.1245 / 0.1375 / 0.138, requests 0.0335 / 0.0375 / 0.037; model
+ * steps per Chinese keystroke 6.51 / 7.57 / 7.93 (`laya bench`, 8 KB of
+ * valid.txt). A Chinese keystroke moves the stable state, so most of its
+ * search is new and the 12 steps that suit English end before the
+ * two-character words are found; 24 costs 22% more steps per key for 1-3
+ * points of CSR on every split. English keeps max_steps (its keystrokes
+ * mostly re-walk nodes kept from the last one). */
+#define ENGINE_CJK_STEPS 24
 engine_cfg engine_cfg_default(void) {
     engine_cfg c = {.beam = 3, .max_tokens = 3, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
-                    .max_steps = 12, .prune = 1, .min_prob = 0.002f, .prior_weight = ENGINE_PRIOR_WEIGHT};
+                    .max_steps = 12, .cjk_steps = ENGINE_CJK_STEPS, .prune = 1, .min_prob = 0.002f, .prior_weight = ENGINE_PRIOR_WEIGHT};
     return c;
 }
 
@@ -116,7 +129,8 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     if (!s || !c || c->beam < 1 || c->beam > ENGINE_MAX_BEAM || c->max_tokens < 1 ||
         c->max_tokens > LAYA_MAX_TOKENS || c->max_words < 1 || c->max_words > LAYA_MAX_WORDS || c->max_bytes < 1 ||
         c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
-        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1) ||
+        c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || c->cjk_steps < 1 ||
+        c->cjk_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1) ||
         !(c->min_prob >= 0 && c->min_prob <= 1) || !(c->prior_weight >= 0 && c->prior_weight <= 1))
         return LAYA_ERR_ARG;
     s->ec = *c;

@@ -225,7 +225,9 @@ typedef struct {
     int nlead;
     int width;
     int np;                /* expansions in s->pool */
-    int steps_left;        /* nodes this search may still visit (the budget) */
+    int budget;            /* nodes this search may visit: ec.max_steps, or
+                              ec.cjk_steps after a CJK character */
+    int steps_left;        /* of which it may still visit */
     double pmass;          /* probability of the typed tail: the mass of every
                               expansion that covers it (see expand_constrained) */
     int k;                 /* suggestions asked for */
@@ -491,7 +493,7 @@ static double kth_score(const search *q, int final) {
  * evicts would depend on the pruned candidates. */
 static int hopeless_leaf(const search *q, const beam *c, double kth) {
     const laya_session *s = q->s;
-    if (!s->ec.prune || s->ec.max_steps + 1 >= ENGINE_MAX_CAND) return 0;
+    if (!s->ec.prune || q->budget + 1 >= ENGINE_MAX_CAND) return 0;
     if (c->r < q->m || (c->ntok < s->ec.max_tokens && !ends_sentence(c->gen, c->glen))) return 0;
     if (!emittable(q, c)) return 1;
     int at = cand_find(s, c);
@@ -705,7 +707,9 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
 
     if (s->nodes_ver != s->cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
     s->nodes[ENGINE_NODES].used = ++s->stamp;
-    q.steps_left = s->ec.max_steps;
+    size_t last = utf8_prev(s->ctx, s->len);
+    q.budget = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last) ? s->ec.cjk_steps : s->ec.max_steps;
+    q.steps_left = q.budget;
     /* Inside a CJK run the tail's characters are whole (an input method
      * commits them) and a token that covers part of it is the usual
      * segmentation, not a split of a word: one list there. Two lists cost
