@@ -40,8 +40,15 @@ if ! { "$LAYA" tokenizer train --vocab 300 -o "$T/t.tok" "$T/big.txt" &&
     echo "$passed passed, $failed failed"
     exit 1
 fi
-BEST=$("$LAYA" complete --model "$M" -k 1 --json "Best re" |
+# What is typed: a context the fixture model completes with confidence.
+EN="Thank you for your he"
+BEST=$("$LAYA" complete --model "$M" -k 1 --json "$EN" |
        python3 -c 'import json, sys; print(json.load(sys.stdin)["suggestions"][0]["text"])')
+if [ -z "$BEST" ]; then
+    bad "the fixture model completes '$EN'"
+    echo "$passed passed, $failed failed"
+    exit 1
+fi
 
 # start WIDTH: a fresh pane running the demo (its pid in $T/pid); when it
 # ends, its exit status goes to $T/rc and the pane keeps the screen as the
@@ -85,35 +92,35 @@ below() { screen | grep -A1 -m1 -E '^> ' | sed -n 2p; }
 
 # --- the ghost is grey text at the end of the line, and leaves with us ------
 start 70
-keys -l "Best re"
-if wait_screen "^> Best re$BEST" &&
-   $TM capture-pane -p -e | grep -q "$(printf 'Best re\033\\[90m')$BEST"; then
+keys -l "$EN"
+if wait_screen "^> $EN$BEST" &&
+   $TM capture-pane -p -e | grep -q "$(printf '%s\033\\[90m' "$EN")$BEST"; then
     ok "the ghost '$BEST' is grey text after the cursor"
 else
     bad "the ghost '$BEST' is grey text after the cursor"; screen
 fi
 keys C-d
-if exited && [ "$(edit_line)" = "> Best re" ] && ! screen | grep -q 'Alt-2: "'; then
+if exited && [ "$(edit_line)" = "> $EN" ] && ! screen | grep -q 'Alt-2: "'; then
     ok "Ctrl-D: the line stays as typed, the ghost and the suggestion line are erased"
 else
     bad "Ctrl-D: the line stays as typed, the ghost and the suggestion line are erased"; screen
 fi
 
 start 70
-keys -l "Best re"
-wait_screen "^> Best re$BEST"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
 keys C-c
-if exited && [ "$(edit_line)" = "> Best re" ]; then
+if exited && [ "$(edit_line)" = "> $EN" ]; then
     ok "Ctrl-C: no ghost left on the screen"
 else
     bad "Ctrl-C: no ghost left on the screen"; screen
 fi
 
 start 70
-keys -l "Best re"
-wait_screen "^> Best re$BEST"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
 kill -TERM "$(cat "$T/pid")"
-if dead && [ "$(edit_line)" = "> Best re" ]; then
+if dead && [ "$(edit_line)" = "> $EN" ]; then
     ok "SIGTERM: no ghost left on the screen"
 else
     bad "SIGTERM: no ghost left on the screen"; screen
@@ -121,16 +128,16 @@ fi
 
 # --- inside the text: no ghost in the line, the suggestions below -----------
 start 70
-keys -l "Best re"
-wait_screen "^> Best re$BEST"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
 keys Left
-if [ "$(edit_line)" = "> Best re" ] && below | grep -q '^  Tab: "'; then
+if [ "$(edit_line)" = "> $EN" ] && below | grep -q '^  Tab: "'; then
     ok "cursor inside the text: the line reads as typed, the suggestions are below"
 else
     bad "cursor inside the text: the line reads as typed, the suggestions are below"; screen
 fi
 keys End
-if wait_screen "^> Best re." && [ "$(edit_line)" != "> Best re" ]; then
+if wait_screen "^> $EN." && [ "$(edit_line)" != "> $EN" ]; then
     ok "back at the end of the line: the ghost returns"
 else
     bad "back at the end of the line: the ghost returns"; screen
