@@ -251,7 +251,8 @@ laya_status laya_memory_forget_since(laya_memory *m, int64_t unix_time, int64_t 
 laya_status laya_memory_forget_word(laya_memory *m, const char *word, size_t len, int64_t *removed, char *err,
                                     size_t errlen);
 /* forget_text removes the commits whose text is exactly text[0..len) (one
- * entry of laya_memory_list, as the settings window's Forget does). */
+ * entry of laya_memory_list, as the settings window's Forget does) and
+ * every feedback entry that may hold a trace of it (below). */
 laya_status laya_memory_forget_text(laya_memory *m, const char *text, size_t len, int64_t *removed, char *err,
                                     size_t errlen);
 
@@ -278,7 +279,10 @@ typedef int (*laya_memory_feedback_visit)(void *ctx, const char *context, size_t
 /* Visits every feedback entry (laya_session_feedback), most recently
  * changed first. The forget functions above remove entries too: all of
  * them; those changed at or after unix_time; those whose context, text or
- * the two together hold the word. forget_text keeps them. */
+ * the two together hold the word; those whose context or text occurs
+ * anywhere in the forgotten text, byte for byte (a short suggestion such
+ * as "the " occurs in most texts: forget_text may take more entries than
+ * came from that text, never fewer). */
 laya_status laya_memory_list_feedback(laya_memory *m, laya_memory_feedback_visit fn, void *ctx, char *err,
                                       size_t errlen);
 

@@ -870,6 +870,55 @@ TEST(learn_memory_feedback_is_forgotten) {
     rm_tree(dir);
 }
 
+/* forget_text takes the feedback rows that may be a trace of the text:
+ * context or suggestion inside it, byte for byte; a row that only shares
+ * part of one (a prefix, a word) stays, and so does one with an empty
+ * context (it would otherwise match every text). */
+TEST(learn_memory_feedback_forget_text) {
+    const char *dir = test_tmpdir();
+    char p[512], err[512] = "";
+    laya_memory *m = NULL, *o = NULL;
+    CHECK(laya_memory_open(path_in(p, sizeof p, dir, "m.db"), &m, err, sizeof err) == LAYA_OK);
+    CHECK(laya_memory_open(p, &o, err, sizeof err) == LAYA_OK);
+    const char *forgotten = "Dear Ann, QFT-one and QFT-two here";
+    CHECK(laya_memory_commit(m, forgotten, strlen(forgotten), NULL, NULL, 0) == LAYA_OK);
+    const struct { const char *key, *text; int gone; } r[] = {
+        {"Ann, QFT-one", " never QFB-ctx", 1},   /* the context is in the text */
+        {"QFB-tk x", "QFT-two here", 1},         /* the suggestion is */
+        {"Dear Ann, QFB-near", "here QFB-near2", 0},   /* each only shares a part */
+        {"the k", "ernel QFB-keep", 0},          /* nothing in common */
+        {"", "QFB-empty", 0},                    /* an empty context is no match */
+    };
+    for (int i = 0; i < 5; i++) CHECK(fb_event(m, r[i].key, &r[i].text, 1, -1, NULL) == LAYA_OK);
+    CHECK(learn_memory_fb_flush(m, NULL, 0) == LAYA_OK);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 5);
+    for (int i = 0; i < 5; i++) CHECK(fb_factor(o, r[i].key, r[i].text) < 1.0);
+    /* a pending row (not yet in the store) whose context is in the text goes too */
+    const char *pend = "pending QFB-pend";
+    CHECK(fb_event(m, "QFT-two", &pend, 1, -1, NULL) == LAYA_OK);
+    int64_t removed = -1;
+    CHECK(laya_memory_forget_text(m, forgotten, strlen(forgotten), &removed, err, sizeof err) == LAYA_OK);
+    CHECK(removed == 1 && learn_store_fb_forgotten(m->store) == 3);
+    CHECK(raw_int(p, "SELECT count(*) FROM feedback") == 3);
+    static const char *const gone[] = {"QFT-one", "QFT-two", "QFB-ctx", "QFB-tk", "QFB-pend"};
+    for (int i = 0; i < 5; i++) CHECKF(!bytes_on_disk(p, gone[i]), "%s still on disk", gone[i]);
+    CHECK(bytes_on_disk(p, "QFB-near2") && bytes_on_disk(p, "QFB-keep") && bytes_on_disk(p, "QFB-empty"));
+    /* both processes' tables follow the store */
+    for (int i = 0; i < 5; i++) {
+        CHECKF((fb_factor(m, r[i].key, r[i].text) == 1.0) == r[i].gone, "row %d in m", i);
+        CHECKF((fb_factor(o, r[i].key, r[i].text) == 1.0) == r[i].gone, "row %d in o", i);
+    }
+    CHECK(fb_factor(m, "QFT-two", pend) == 1.0 && fb_factor(o, "QFT-two", pend) == 1.0);
+    /* with no commit left to remove, a forget still takes matching rows */
+    CHECK(laya_memory_forget_text(m, "the kernel QFB-keep", 19, &removed, err, sizeof err) == LAYA_OK);
+    CHECK(removed == 0 && learn_store_fb_forgotten(m->store) == 1 && !bytes_on_disk(p, "QFB-keep"));
+    CHECK(fb_factor(o, "the k", "ernel QFB-keep") == 1.0);
+    laya_memory_free(m);
+    laya_memory_free(o);
+    CHECK(raw_int(p, "PRAGMA integrity_check") == 0);
+    rm_tree(dir);
+}
+
 TEST(learn_memory_feedback_incognito_learns_nothing) {
     const char *dir = test_tmpdir();
     char p[512];

@@ -33,9 +33,10 @@ static void usage(FILE *f) {
             "--text forgets the commits that are exactly TEXT (one line of memory list).\n"
             "Feedback: the suggestions passed over or taken after a context (the end of\n"
             "the line before the cursor), which rank lower or higher there next time.\n"
-            "list --feedback shows them; export writes them after the commits; --all,\n"
-            "--since and --word forget them too (--word: in the context, the suggestion\n"
-            "or the two together).\n");
+            "list --feedback shows them; export writes them after the commits; every\n"
+            "forget removes them too: --word those holding WORD (in the context, the\n"
+            "suggestion or the two together), --text those whose context or suggestion\n"
+            "occurs anywhere in TEXT (a short suggestion such as \"the \" may go with it).\n");
 }
 
 static void usage_incognito(FILE *f) {
@@ -355,7 +356,7 @@ static int memory_forget(int argc, char **argv) {
     } else {
         printf("forgot %lld commits that are exactly ", (long long)removed);
         print_quoted(stdout, text, strlen(text));
-        putchar('\n');
+        printf(" and %lld feedback entries found in it\n", (long long)fb_removed);
     }
     laya_memory_free(m);
     return 0;

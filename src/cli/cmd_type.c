@@ -7,14 +7,29 @@
  * move; Delete deletes forward; Ctrl-U deletes to the line start; Enter
  * commits the line and starts a new one (the lines stay in the context);
  * Tab (or Alt-1) accepts the ghost text, Alt-2/Alt-3 accept the others;
- * Esc hides the suggestions until the next key (and, as taking one does,
- * tells the memory: laya_session_feedback); Ctrl-L redraws; Ctrl-C or
+ * Esc hides the suggestions until the next key; Ctrl-L redraws; Ctrl-C or
  * Ctrl-D quits. The ghost is drawn only with the cursor at the end of the
  * line: inside text it would read as text, so there the suggestions are
  * only on the line below ("Tab: ..."). A resize (SIGWINCH) redraws.
  * The terminal is restored on every way out (quit, error exit, SIGTERM,
  * SIGHUP, SIGQUIT), the ghost and the suggestion line erased and the line
- * left as typed. Lines wider than the terminal scroll horizontally. */
+ * left as typed. Lines wider than the terminal scroll horizontally.
+ *
+ * Feedback (laya_session_feedback, what the memory learns from): the list
+ * on screen is taken (Tab, Alt-N) or passed over. Passed over: Esc, or
+ * typing on past it, i.e. the next key that types a character, Enter or a
+ * Backspace that erases. That is the rule of `laya eval --feedback`'s
+ * typists, whose numbers chose the feedback constants (src/eval/eval_type.c
+ * sends -1 for every list shown and not taken, whatever the next key), and
+ * of the IBus and fcitx5 front ends. There is no decision here (every list
+ * computed is drawn, as for the perfect typist, which has none either) and
+ * no reading-time rule (the evaluation has none). Cursor moves, Delete,
+ * Ctrl-U and Ctrl-L are no verdict: the typist is editing elsewhere or
+ * redrawing, and the list for the new cursor position replaces this one
+ * unjudged. A read holding several keys (a paste, a fast burst) judges the
+ * list on screen once, at its first key that counts; a Tab or Alt-N after
+ * a key that typed, erased or moved in the same read takes nothing (the
+ * list on screen was for the text before that key). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -261,6 +276,14 @@ static void erase(editor *e, size_t from, size_t to) {
     e->cur = from;
 }
 
+/* The list on screen (*live: drawn, not judged yet, still for the text
+ * and cursor as they are) was passed over: the memory is told, once. */
+static void pass_over(editor *e, int *live) {
+    if (!*live) return;
+    *live = 0;
+    laya_session_feedback(e->s, -1);
+}
+
 static void accept(editor *e, int i) {
     if (e->hidden || i >= e->n_sug) return;
     /* taken: it ranks a little higher after this context next time */
@@ -374,19 +397,32 @@ int cmd_type(int argc, char **argv) {
         }
         if (n <= 0) break;
         int was_hidden = e.hidden, quit = 0;
+        /* the list drawn before this read, while it is unjudged and still
+         * for the text as it is: a key taken, passed over or that moved or
+         * edited (no verdict) ends it */
+        int live = !was_hidden && e.n_sug > 0;
         e.hidden = 0;
         for (ssize_t i = 0; i < n && !quit; i++) {
             unsigned char c = (unsigned char)in[i];
+            size_t len0 = e.len, cur0 = e.cur;
             if (c == 0x1b) {
                 /* Escape sequences arrive in one read; a lone ESC is the key. */
                 if (i + 1 >= n) {
                     /* dismissed: the list ranks lower after this context next time */
-                    if (!was_hidden && e.n_sug) laya_session_feedback(e.s, -1);
+                    pass_over(&e, &live);
                     e.hidden = 1;
                     continue;
                 }
                 unsigned char d = (unsigned char)in[i + 1];
-                if (d >= '1' && d <= '3') { e.hidden = was_hidden; accept(&e, d - '1'); i++; continue; }
+                if (d >= '1' && d <= '3') {
+                    e.hidden = was_hidden;
+                    if (live && d - '1' < e.n_sug) {
+                        live = 0;
+                        accept(&e, d - '1');
+                    }
+                    i++;
+                    continue;
+                }
                 if (d != '[' && d != 'O') { i++; continue; }
                 ssize_t j = i + 2;
                 while (j < n && !((in[j] >= 'A' && in[j] <= 'Z') || in[j] == '~')) j++;
@@ -404,11 +440,18 @@ int cmd_type(int argc, char **argv) {
                 quit = 1;
             } else if (c == '\t') {
                 e.hidden = was_hidden;
-                accept(&e, 0);
+                if (live) {
+                    live = 0;
+                    accept(&e, 0);
+                }
             } else if (c == '\r' || c == '\n') {
+                pass_over(&e, &live);
                 commit_line(&e);
             } else if (c == 0x7f || c == 8) {
-                if (e.cur) erase(&e, utf8_prev((const uint8_t *)e.line, e.cur), e.cur);
+                if (e.cur) {
+                    pass_over(&e, &live);
+                    erase(&e, utf8_prev((const uint8_t *)e.line, e.cur), e.cur);
+                }
             } else if (c == 0x15) {
                 erase(&e, 0, e.cur);
             } else if (c == 0x0c) {
@@ -423,9 +466,10 @@ int cmd_type(int argc, char **argv) {
                 /* Text: insert whole characters only, holding a split one. */
                 pend[npend++] = (char)c;
                 int r = utf8_check((const uint8_t *)pend, npend);
-                if (r == 0) { insert(&e, pend, npend); npend = 0; }
+                if (r == 0) { pass_over(&e, &live); insert(&e, pend, npend); npend = 0; }
                 else if (r < 0 || npend >= 4) npend = 0;
             }
+            if (e.len != len0 || e.cur != cur0) live = 0;
         }
         if (quit) break;
         refresh_suggestions(&e);

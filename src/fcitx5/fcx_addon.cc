@@ -44,6 +44,19 @@ constexpr const char *NO_MODEL_HINT = "set the Laya addon's Model option, or LAY
 
 double now_ms() { return static_cast<double>(fcitx::now(CLOCK_MONOTONIC)) / 1000.0; }
 
+/* A key that types on past our list: a character, Enter or Backspace,
+ * without Ctrl, Alt or Super, whether it goes straight to the client or
+ * into the engine's composition (pinyin's letters). See Addon::pass_over. */
+bool types_on(const fcitx::Key &key) {
+    if (key.states().testAny(fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super}))
+        return false;
+    const fcitx::KeySym sym = key.sym();
+    if (sym == FcitxKey_BackSpace || sym == FcitxKey_Return || sym == FcitxKey_KP_Enter || sym == FcitxKey_ISO_Enter)
+        return true;
+    uint32_t c = fcitx::Key::keySymToUnicode(sym);
+    return c >= 0x20 && c != 0x7f;
+}
+
 /* Password and PIN fields, the sensitive-data hint, disabled contexts. */
 bool silent(const fcitx::InputContext *ic) {
     return ic->capabilityFlags().testAny(fcitx::CapabilityFlags{
@@ -316,15 +329,29 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
         ev.filterAndAccept();
         return;
     }
-    st->event(LAYA_EVENT_IGNORED);
+    const bool esc = key.check(FcitxKey_Escape);
+    if (esc || types_on(key)) pass_over(st);
     hide(ic, st);
-    /* dismissed: the list ranks lower after this context next time (typing
-     * on is no such verdict: the typist may not have looked) */
-    if (key.check(FcitxKey_Escape)) {
-        if (st->session) laya_session_feedback(st->session, -1);
-        ev.filterAndAccept();
-    }
+    if (esc) ev.filterAndAccept();
     /* Any other key goes on to the engine as if we had never been there. */
+}
+
+/* Our list, on screen, was passed over: the decider and the memory are
+ * told, and the list goes down after. Passed over: Esc, and a key that
+ * types on past it (types_on: a character, pinyin's letters included, Enter
+ * or Backspace). The rule is the one `laya eval --feedback` measured and the
+ * feedback constants were chosen with (src/eval/eval_type.c: every list
+ * shown and not taken gets -1, whatever the typist's next key), the IBus
+ * engine's and `laya type`'s; a front end that reported less would learn
+ * less than the evaluation assumes. A list the decision held back is never
+ * on screen, so never judged; there is no reading-time rule (the
+ * evaluation has none: the decision's burst floor is what keeps lists from
+ * a typist typing too fast to read). Not a verdict: cursor movement,
+ * Delete, Tab when it is not the accept key, shortcuts, focus changes,
+ * resets (the list comes down unjudged). */
+void Addon::pass_over(State *st) {
+    st->event(LAYA_EVENT_IGNORED);
+    if (st->session) laya_session_feedback(st->session, -1);
 }
 
 void Addon::on_key_passed(fcitx::KeyEvent &ev) {

@@ -10,6 +10,11 @@
  *    key takes the list down and goes on to the engine untouched, so typing
  *    pinyin again leaves the pinyin engine undisturbed. Tab with nothing of
  *    ours shown passes through.
+ *  - Feedback (laya_session_feedback, learned by the memory): a list taken
+ *    from is reported with the index taken; one dismissed with Esc or typed
+ *    on past (a character, pinyin's letters included, Enter, Backspace) as
+ *    passed over; other keys and focus changes are no verdict
+ *    (Addon::pass_over).
  *  - After text is committed (by any engine) or typed straight into the
  *    client (a key no engine consumed), the continuation of the text before
  *    the cursor (fcx_text.h) is computed in a timer event 8 ms after the key
@@ -105,6 +110,7 @@ private:
     void compute(fcitx::InputContext *ic);
     void show(fcitx::InputContext *ic, State *st);
     void hide(fcitx::InputContext *ic, State *st);
+    static void pass_over(State *st);
     void tell_model_error(fcitx::InputContext *ic, State *st);
     void open_memory();
     void open_notes();

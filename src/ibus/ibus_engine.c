@@ -25,9 +25,12 @@
  *  - What is shown is what the decision (laya_decide) keeps of the
  *    suggestions: it is told every keystroke with its time (characters,
  *    backspaces, jumps), acceptances (Tab, Alt+N, clicks) and rejections
- *    (Esc; typing on past a shown list counts as one), so it holds back
- *    during fast bursts and corrections and adapts to how often this typist
- *    takes a suggestion.
+ *    (pass_over), so it holds back during fast bursts and corrections and
+ *    adapts to how often this typist takes a suggestion.
+ *  - Feedback (laya_session_feedback): a list taken from is reported with
+ *    the index taken; a list shown and passed over (Esc, or typing on past
+ *    it: pass_over has the rule) with -1, so the memory ranks it lower in
+ *    that context next time.
  *  - Privacy: the content type is read on every key (IBus forwards it only
  *    when it changes). PASSWORD and PIN fields: nothing is shown, nothing
  *    recorded, no model call. The PRIVATE hint: nothing learned, nothing
@@ -345,6 +348,37 @@ static gboolean compute(gpointer data) {
     return G_SOURCE_REMOVE;
 }
 
+/* The list on screen was passed over: the decider and the memory are told
+ * (the list is then judged; hide it or replace it after). Nothing when no
+ * list is on screen: one the decision held back, one not computed yet (keys
+ * faster than the idle callback), one already taken, dismissed or judged.
+ *
+ * Passed over: Esc, and the keys that type on past the list without taking
+ * it: a character, Enter (the evaluation's typists type a line break like
+ * any character) and Backspace. The rule is the one `laya eval
+ * --feedback` measured and the feedback constants were chosen with
+ * (src/eval/eval_type.c, step: every list shown and not taken gets -1,
+ * whatever the typist's next key, a Backspace of the simulated typist
+ * included), and the decider's (a character or Backspace after a shown list
+ * counts as IGNORED): a front end that reported less would learn less than
+ * the evaluation assumes. No reading-time rule either: the evaluation has
+ * none (its typists judge every list they are shown), and time to read is
+ * the decision's business: its burst floor holds back all but the likeliest
+ * suggestions while the typist types faster than usual, and what it lets
+ * through is judged like any list. Not a verdict: cursor movement,
+ * Delete, Tab when it is not the accept key, shortcuts, focus changes and
+ * resets (the typist went elsewhere, perhaps to take the text another way;
+ * the decider calls these a jump). */
+static void pass_over(IBusLayaEngine *e) {
+    if (!e->n_cand) return;
+    decide_event(e, LAYA_EVENT_IGNORED);
+    laya_session_feedback(e->session, -1);
+}
+
+static gboolean is_enter(guint keyval) {
+    return keyval == IBUS_KEY_Return || keyval == IBUS_KEY_KP_Enter || keyval == IBUS_KEY_ISO_Enter;
+}
+
 static void accept(IBusLayaEngine *e, int i) {
     if (i < 0 || i >= e->n_cand) return;
     char *text = e->cand[i];
@@ -432,11 +466,8 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
             return TRUE;
         }
         if (keyval == IBUS_KEY_Escape && !mods) {
+            pass_over(e);
             hide(e);
-            decide_event(e, LAYA_EVENT_IGNORED);
-            /* dismissed: the list ranks lower after this context next time
-             * (typing on is no such verdict: the typist may not have looked) */
-            laya_session_feedback(e->session, -1);
             return TRUE;
         }
         if (mods == IBUS_MOD1_MASK && keyval >= IBUS_KEY_1 && keyval < IBUS_KEY_1 + (guint)e->n_cand) {
@@ -446,8 +477,10 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
     }
     gunichar c = ibus_keyval_to_unicode(keyval);
     if (c >= 0x20 && c != 0x7f && !(mods & ~IBUS_SHIFT_MASK)) {
-        /* The ghost goes at once (it no longer follows the text); the list
-         * stays until this key's suggestions replace it. */
+        /* Typed on past the list. The ghost goes at once (it no longer
+         * follows the text); the list stays until this key's suggestions
+         * replace it. */
+        pass_over(e);
         cancel_pending(e);
         hide_ghost(e);
         sync_context(e);
@@ -462,12 +495,15 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
      * Backspace we can, the rest makes us re-read the context. */
     cancel_pending(e);
     if (keyval == IBUS_KEY_BackSpace && !mods && e->typed->len) {
+        pass_over(e);
         hide_ghost(e);
         size_t prev = utf8_prev((const uint8_t *)e->typed->str, e->typed->len);
         g_string_truncate(e->typed, prev);
         decide_event(e, LAYA_EVENT_BACKSPACE);
         e->idle_id = g_idle_add(compute, e);
     } else {
+        /* Enter ends the line without the suggestion: passed over. */
+        if (is_enter(keyval) && !(mods & ~IBUS_SHIFT_MASK)) pass_over(e);
         forget(e);
     }
     return FALSE;

@@ -179,6 +179,22 @@ static void sql_fb_has_word(sqlite3_context *cx, int argc, sqlite3_value **argv)
     sqlite3_free(both);
 }
 
+/* SQL laya_fb_in_text(ctx, text, forgotten): 1 iff the context or the text
+ * shown (either non-empty) occurs in the forgotten text, byte for byte: the
+ * row may be a trace of it (a suggestion the memory made from it, or typed
+ * right after part of it). Over-matches on purpose (a short suggestion such
+ * as "the " occurs in most lines): a forget must leave no trace, and a
+ * feedback row costs little to learn again. memmem, not SQLite's instr(),
+ * which compares at every byte (a 64 KB text against 32,768 rows). DIRECTONLY
+ * as laya_has_word. */
+static void sql_fb_in_text(sqlite3_context *cx, int argc, sqlite3_value **argv) {
+    const uint8_t *k = sqlite3_value_blob(argv[0]), *t = sqlite3_value_blob(argv[1]), *f = sqlite3_value_blob(argv[2]);
+    size_t kn = (size_t)sqlite3_value_bytes(argv[0]), tn = (size_t)sqlite3_value_bytes(argv[1]);
+    size_t fn = (size_t)sqlite3_value_bytes(argv[2]);
+    int in = f && ((k && kn && memmem(f, fn, k, kn)) || (t && tn && memmem(f, fn, t, tn)));
+    sqlite3_result_int(cx, in);
+}
+
 /* ---- the file --------------------------------------------------------------- */
 
 /* The file as sqlite_file.c names it in messages. */
@@ -311,6 +327,10 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
         rc = sqlite3_create_function_v2(s->db, "laya_fb_has_word", 3,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
                                         sql_fb_has_word, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(s->db, "laya_fb_in_text", 3,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                        sql_fb_in_text, NULL, NULL, NULL);
     if (rc != SQLITE_OK) return fail(s, rc, "registering a function", err, errlen);
     if ((st = exec(s, "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY;", "configuring", err, errlen)))
         return st;
@@ -684,9 +704,12 @@ laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t 
                        LEARN_STORE_MAX_TEXT);
     sqlite3_stmt *q, *fq;
     /* Texts are stored as blobs (schema v2), so = compares bytes. */
-    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE text = ?1", NULL, &q, &fq, err, errlen);
+    laya_status st = forget_prepare(s, "DELETE FROM commits WHERE text = ?1",
+                                    "DELETE FROM feedback WHERE laya_fb_in_text(ctx, text, ?1)", &q, &fq, err,
+                                    errlen);
     if (st) return st;
     sqlite3_bind_blob64(q, 1, text, len, SQLITE_STATIC);
+    sqlite3_bind_blob64(fq, 1, text, len, SQLITE_STATIC);
     return forget_run(s, q, fq, removed, err, errlen);
 }
 

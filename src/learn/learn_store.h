@@ -158,8 +158,10 @@ int learn_store_fast_changed(const learn_store *s);
  * the last connection closes. *removed (optional) receives the number of
  * commits deleted, learn_store_fb_forgotten the number of feedback rows.
  * Feedback rows: all; those changed at or after t; those whose context,
- * text or the two joined hold the word (learn_word_in). forget_text keeps
- * them (it removes one listed commit). */
+ * text or the two joined hold the word (learn_word_in); for forget_text
+ * those whose context or text (non-empty) occurs in the text, byte for
+ * byte (a row that may be a trace of it: shown after part of it, or made
+ * from it). */
 laya_status learn_store_forget_all(learn_store *s, int64_t *removed, char *err, size_t errlen);
 /* Every commit made at or after unix time t. */
 laya_status learn_store_forget_since(learn_store *s, int64_t t, int64_t *removed, char *err, size_t errlen);
@@ -169,8 +171,9 @@ laya_status learn_store_forget_word(learn_store *s, const uint8_t *word, size_t 
                                     char *err, size_t errlen);
 
 /* Every commit whose text is exactly text[0..len) (byte for byte: one
- * entry of learn_store_list). 1..MAX_TEXT bytes, else LAYA_ERR_ARG /
- * LAYA_ERR_LIMIT; any bytes (a damaged store's invalid UTF-8 included). */
+ * entry of learn_store_list), and the feedback rows whose context or text
+ * occurs in it. 1..MAX_TEXT bytes, else LAYA_ERR_ARG / LAYA_ERR_LIMIT; any
+ * bytes (a damaged store's invalid UTF-8 included). */
 laya_status learn_store_forget_text(learn_store *s, const uint8_t *text, size_t len, int64_t *removed,
                                     char *err, size_t errlen);
 

@@ -2,7 +2,7 @@
 # tests/cli/memory.sh - `laya memory` and `laya incognito` end to end: the
 # default path under $XDG_DATA_HOME (or $HOME), modes 0700/0600, add, list
 # (text and JSON), export, forget --word/--since/--text/--all with what they
-# removed, incognito persisting across processes, the typist's feedback
+# removed (feedback entries included), incognito persisting across processes, the typist's feedback
 # (kept by `serve`, listed, exported, forgotten, not kept in incognito), and clear errors for bad
 # input. Never touches the real ~/.local/share: HOME and XDG_DATA_HOME
 # point into a temporary folder. Ends with "N passed, N failed".
@@ -123,6 +123,13 @@ check "forget --word: feedback entries too" sh -c "'$LAYA' memory forget --memor
 check "forget --word: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"like the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
 check "forget --word: no bytes left" sh -c "! cat '$FB'* | grep -aq 'Dear Zeb'"
 check "forget --since: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --since 2000-01-01 | grep -q 'and [1-9][0-9]* feedback entries'"
+# --text: the entries whose context (or suggestion) occurs in the text go
+# with the commit; the others stay.
+fb_serve
+"$LAYA" memory add --memory "$FB" "Dear Zeb, QFT-see you" 2>/dev/null
+check "forget --text: feedback entries found in the text too" sh -c "'$LAYA' memory forget --memory '$FB' --text 'Dear Zeb, QFT-see you' | grep -q 'forgot 1 commits that are exactly \"Dear Zeb, QFT-see you\" and [1-9][0-9]* feedback entries found in it'"
+check "forget --text: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"like the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
+check "forget --text: no bytes left" sh -c "! cat '$FB'* | grep -aq -e 'Dear Zeb' -e QFT-see"
 fb_serve
 check "forget --all: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --all | grep -q 'forgot everything: 0 commits and [1-9][0-9]* feedback entries'"
 check "forget --all: no bytes left" sh -c "! cat '$FB'* | grep -aq 'the qu'"

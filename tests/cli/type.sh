@@ -43,16 +43,19 @@ if ! { "$LAYA" tokenizer train --vocab 300 -o "$T/t.tok" "$T/big.txt" &&
     echo "$passed passed, $failed failed"
     exit 1
 fi
-# The demo's store holds the fixture text, committed once: a user's history,
-# from which "Best re" has its suggestion whatever the tiny model makes of
-# the start of a text. BEST is what the same engine and store answer.
-"$LAYA" memory add - <"$T/text.txt" >/dev/null
-BEST=$(printf '{"op":"suggest","context":"Best re","k":1}\n' | "$LAYA" serve --stdio --model "$M" |
-       python3 -c 'import json, sys; print(json.load(sys.stdin)["suggestions"][0])')
+# What is typed: a context the fixture model completes with confidence.
+EN="Thank you for your he"
+BEST=$("$LAYA" complete --model "$M" -k 1 --json "$EN" |
+       python3 -c 'import json, sys; print(json.load(sys.stdin)["suggestions"][0]["text"])')
+if [ -z "$BEST" ]; then
+    bad "the fixture model completes '$EN'"
+    echo "$passed passed, $failed failed"
+    exit 1
+fi
 
-# start WIDTH: a fresh pane running the demo (its pid in $T/pid); when it
-# ends, its exit status goes to $T/rc and the pane keeps the screen as the
-# demo left it.
+# start WIDTH [OPTIONS]: a fresh pane running the demo (its pid in $T/pid);
+# when it ends, its exit status goes to $T/rc and the pane keeps the screen
+# as the demo left it. OPTIONS (no spaces inside one) go to laya type.
 start() {
     # A server of its own each time: a new session on a server still
     # shutting down can fail.
@@ -61,7 +64,7 @@ start() {
     TM="tmux -L laya-type-$$-$RUNS -f /dev/null"
     rm -f "$T/rc" "$T/pid"
     $TM new-session -d -x "$1" -y 12 \
-        "sh -c 'echo \$\$ >\"$T/pid\"; exec \"$LAYA\" type --model \"$M\"'; echo \$? >\"$T/rc\"; exec sleep 600"
+        "sh -c 'echo \$\$ >\"$T/pid\"; exec \"$LAYA\" type --model \"$M\" ${2:-}'; echo \$? >\"$T/rc\"; exec sleep 600"
     wait_screen '^>'
 }
 # dead: the demo has ended (5 s at most); exited: with status 0.
@@ -92,35 +95,35 @@ below() { screen | grep -A1 -m1 -E '^> ' | sed -n 2p; }
 
 # --- the ghost is grey text at the end of the line, and leaves with us ------
 start 70
-keys -l "Best re"
-if wait_screen "^> Best re$BEST" &&
-   $TM capture-pane -p -e | grep -q "$(printf 'Best re\033\\[90m')$BEST"; then
+keys -l "$EN"
+if wait_screen "^> $EN$BEST" &&
+   $TM capture-pane -p -e | grep -q "$(printf '%s\033\\[90m' "$EN")$BEST"; then
     ok "the ghost '$BEST' is grey text after the cursor"
 else
     bad "the ghost '$BEST' is grey text after the cursor"; screen
 fi
 keys C-d
-if exited && [ "$(edit_line)" = "> Best re" ] && ! screen | grep -q 'Alt-2: "'; then
+if exited && [ "$(edit_line)" = "> $EN" ] && ! screen | grep -q 'Alt-2: "'; then
     ok "Ctrl-D: the line stays as typed, the ghost and the suggestion line are erased"
 else
     bad "Ctrl-D: the line stays as typed, the ghost and the suggestion line are erased"; screen
 fi
 
 start 70
-keys -l "Best re"
-wait_screen "^> Best re$BEST"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
 keys C-c
-if exited && [ "$(edit_line)" = "> Best re" ]; then
+if exited && [ "$(edit_line)" = "> $EN" ]; then
     ok "Ctrl-C: no ghost left on the screen"
 else
     bad "Ctrl-C: no ghost left on the screen"; screen
 fi
 
 start 70
-keys -l "Best re"
-wait_screen "^> Best re$BEST"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
 kill -TERM "$(cat "$T/pid")"
-if dead && [ "$(edit_line)" = "> Best re" ]; then
+if dead && [ "$(edit_line)" = "> $EN" ]; then
     ok "SIGTERM: no ghost left on the screen"
 else
     bad "SIGTERM: no ghost left on the screen"; screen
@@ -128,19 +131,68 @@ fi
 
 # --- inside the text: no ghost in the line, the suggestions below -----------
 start 70
-keys -l "Best re"
-wait_screen "^> Best re$BEST"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
 keys Left
-if [ "$(edit_line)" = "> Best re" ] && below | grep -q '^  Tab: "'; then
+if [ "$(edit_line)" = "> $EN" ] && below | grep -q '^  Tab: "'; then
     ok "cursor inside the text: the line reads as typed, the suggestions are below"
 else
     bad "cursor inside the text: the line reads as typed, the suggestions are below"; screen
 fi
 keys End
-if wait_screen "^> Best re." && [ "$(edit_line)" != "> Best re" ]; then
+if wait_screen "^> $EN." && [ "$(edit_line)" != "> $EN" ]; then
     ok "back at the end of the line: the ghost returns"
 else
     bad "back at the end of the line: the ghost returns"; screen
+fi
+
+# --- feedback: what the memory learns from the list on screen ---------------
+# fb DB: "ignored accepted" of the memory DB's entry for the suggestion
+# $BEST after $EN (its context: the end of $EN), "none" without one.
+fb() {
+    "$LAYA" memory list --feedback --json --memory "$1" 2>/dev/null | EN=$EN BEST=$BEST python3 -c '
+import json, os, sys
+rows = [json.loads(l) for l in sys.stdin]
+r = [x for x in rows if os.environ["EN"].endswith(x["context"]) and x["text"] == os.environ["BEST"]]
+print("%.0f %.0f" % (r[0]["ignored"], r[0]["accepted"]) if len(r) == 1 else "none" if not r else "several")'
+}
+# Typing on past the list passes it over, as `laya eval --feedback`'s typist does.
+start 70 "--memory $T/fb1.db"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
+keys -l "x"
+wait_screen "^> ${EN}x"
+keys C-d
+if exited && [ "$(fb "$T/fb1.db")" = "1 0" ]; then
+    ok "typing on past the list: passed over once"
+else
+    bad "typing on past the list: passed over once (got: $(fb "$T/fb1.db"))"; screen
+fi
+# Tab takes it: taken, not passed over (the key after it judges the next list).
+start 70 "--memory $T/fb2.db"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
+keys Tab
+keys -l "x"
+keys C-d
+if exited && [ "$(fb "$T/fb2.db")" = "0 1" ]; then
+    ok "Tab: taken, not passed over"
+else
+    bad "Tab: taken, not passed over (got: $(fb "$T/fb2.db"))"; screen
+fi
+# Moving the cursor is no verdict; a Backspace that erases is one.
+start 70 "--memory $T/fb3.db"
+keys -l "$EN"
+wait_screen "^> $EN$BEST"
+keys Left
+keys End
+wait_screen "^> $EN$BEST"
+keys BSpace
+keys C-d
+if exited && [ "$(fb "$T/fb3.db")" = "1 0" ]; then
+    ok "Left and End are no verdict, Backspace passes the list over"
+else
+    bad "Left and End are no verdict, Backspace passes the list over (got: $(fb "$T/fb3.db"))"; screen
 fi
 
 # --- a resize and Ctrl-L redraw cleanly ---------------------------------------

@@ -132,6 +132,20 @@ def ghost_is(name, want, secs=8):
     return wait_for(lambda: (cmd("dump")[name]["preedits"] or [None])[-1] == want, secs)
 
 
+def feedback(text):
+    """(ignored, accepted) summed over the memory's feedback entries for the
+    suggestion text after a context that ends with EN, as `laya memory list
+    --feedback` reads the store (the engine writes its feedback there with
+    each commit: when a field loses the focus). Ends with, not is: right
+    after a focus change the engine may still hold the last field's
+    surrounding text, so the first list in a field can be keyed
+    "reBest re" instead of "Best re"."""
+    r = sh(laya, "memory", "list", "--feedback", "--json")
+    rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    rows = [x for x in rows if x["text"] == text and x["context"].endswith(EN)]
+    return (sum(x["ignored"] for x in rows), sum(x["accepted"] for x in rows))
+
+
 def candidate_window():
     """(x, y) of the mapped IBus candidate window, None if there is none."""
     tree = sh("xwininfo", "-root", "-tree").stdout
@@ -182,6 +196,9 @@ result("the accepted ghost is gone after Tab", "" in d["plain"]["preedits"][-3:]
 
 # --- Esc dismisses, then Tab is an ordinary Tab -------------------------------------
 cmd("focus plain2")
+taken = wait_for(lambda: feedback(best)[1] > 0.9 and feedback(best), 5)
+result("feedback: the suggestion Tab took is taken, not passed over",
+       taken and taken[0] < 0.1, feedback(best))
 time.sleep(0.3)
 sh("xdotool", "type", "--delay", "120", EN)
 shown = ghost_is("plain2", best)
@@ -195,6 +212,9 @@ result("after Esc, Tab passes through: the text is what was typed", d["plain2"][
 
 # --- a plain digit types the digit, even with suggestions shown ---------------------
 cmd("focus num")
+# Esc's verdict, written when plain2 lost the focus
+before = wait_for(lambda: feedback(best)[0] > 0.9 and feedback(best), 5)
+result("feedback: Esc passes the list over", bool(before), feedback(best))
 time.sleep(0.3)
 sh("xdotool", "type", "--delay", "120", EN)
 shown = ghost_is("num", best)
@@ -204,6 +224,10 @@ result("a digit types the digit and picks nothing", shown and ok, (shown, text_o
 
 # --- Chinese: accept 头。, then a busy application must not lose characters ----------
 cmd("focus zh")
+# Typing on past a shown list (the digit) passes it over, as Esc does and
+# as `laya eval --feedback`'s typist does.
+after = wait_for(lambda: before and feedback(best)[0] > before[0] + 0.9, 5)
+result("feedback: typing on past the shown list passes it over", after, (before, feedback(best)))
 time.sleep(0.3)
 sh("xdotool", "type", "--delay", "120", ZH)
 shown = ghost_is("zh", best_zh)
@@ -251,6 +275,29 @@ d = cmd("dump")
 result("settings: enabled=false shows nothing and End accepts nothing",
        not any(d["set2"]["preedits"]) and d["set2"]["text"] == EN, d["set2"])
 os.unlink(settings)
+
+# --- moving the cursor away from a shown list is no verdict on it ---------------------
+cmd("focus move")
+time.sleep(0.3)
+before = feedback(best)
+sh("xdotool", "type", "--delay", "120", EN)
+shown = ghost_is("move", best)
+sh("xdotool", "key", "Left")   # the engine commits the line here, its feedback with it
+time.sleep(0.5)
+cmd("focus plain")
+time.sleep(1)
+after = feedback(best)
+result("feedback: a cursor movement is no verdict on the shown list",
+       shown and before[0] > 0.9 and abs(after[0] - before[0]) < 0.1, (shown, before, after))
+
+# --- Enter ends the line without the shown suggestion: passed over ---------------------
+cmd("focus enter")
+time.sleep(0.3)
+sh("xdotool", "type", "--delay", "120", EN)
+shown = ghost_is("enter", best)
+sh("xdotool", "key", "Return")   # the engine commits the line here
+ok = wait_for(lambda: feedback(best)[0] > after[0] + 0.9, 5)
+result("feedback: Enter passes the shown list over", shown and ok, (shown, after, feedback(best)))
 
 result("the engine process ran and is alive", sh("pgrep", "-f", "^" + engine).returncode == 0)
 cmd("quit")

@@ -5,8 +5,9 @@
 # and a GTK3 window (tests/e2e/window.py, through the GTK IM module) typed
 # into with xdotool (tests/e2e/fcitx5_drive.py). The model is the shipped
 # one (MODEL=... to change it); what it should suggest is asked of `laya
-# serve --stdio --no-learn` on the same model (the addon does not learn
-# yet). Ends with "N passed, N failed"; where fcitx5 or the display packages
+# serve --stdio --no-learn` on the same model (the addon learns into the
+# throw-away HOME's memory, which the checks of its feedback read with `laya
+# memory list`). Ends with "N passed, N failed"; where fcitx5 or the display packages
 # are missing it skips (one "skip" line, counted as passed).
 # SHOT=path saves the screenshot of Laya's list (default $BUILD/e2e/fcitx5-laya.png).
 # PYTHON_GI: a Python 3 with Debian's python3-gi (default /usr/bin/python3).
@@ -96,7 +97,7 @@ DISPLAY_NUM=$((200 + $$ % 500))
 HOME=$H XDG_CONFIG_HOME=$H/.config XDG_CACHE_HOME=$H/.cache XDG_DATA_HOME=$H/.local/share \
 XDG_RUNTIME_DIR=$T/run GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 \
     xvfb-run -a -n "$DISPLAY_NUM" -s "-screen 0 800x400x24" \
-    dbus-run-session -- "$PYTHON_GI" tests/e2e/fcitx5_drive.py "$T" "$MODEL" "$T/expect.json" "$SHOT" \
+    dbus-run-session -- "$PYTHON_GI" tests/e2e/fcitx5_drive.py "$T" "$MODEL" "$T/expect.json" "$SHOT" "$LAYA" \
     2>"$T/stderr.log"
 rc=$?
 # fcitx5's and the desktop services' chatter, shown only when something failed.

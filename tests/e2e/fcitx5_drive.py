@@ -4,7 +4,7 @@ tests/e2e/fcitx5.sh inside xvfb-run and dbus-run-session with a throw-away
 HOME that already holds the fcitx5 profile (keyboard-us + pinyin) and our
 addon file.
 
-argv: WORKDIR MODEL EXPECT_JSON SHOT
+argv: WORKDIR MODEL EXPECT_JSON SHOT LAYA
 EXPECT_JSON maps a context to what `laya serve --stdio` suggests for it with
 the decision on, on the same model: the list the addon shows must start with
 the first of those. Laya's list is fcitx5's own input window; it is "shown"
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-work, model, expect_path, shot = sys.argv[1:5]
+work, model, expect_path, shot, laya = sys.argv[1:6]
 expect = json.load(open(expect_path, encoding="utf-8"))
 passed = failed = 0
 procs = []
@@ -187,6 +187,17 @@ def pinyin(keys, name):
     sh("xdotool", "key", "space")
 
 
+def feedback(text, context="你好"):
+    """(ignored, accepted) summed over the memory's feedback entries for the
+    suggestion text after a context that ends with context, as `laya memory
+    list --feedback` reads the store (the addon writes its feedback there
+    with what it learns: when a field loses the focus)."""
+    r = sh(laya, "memory", "list", "--feedback", "--json")
+    rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    rows = [x for x in rows if x["text"] == text and x["context"].endswith(context)]
+    return (sum(x["ignored"] for x in rows), sum(x["accepted"] for x in rows))
+
+
 def clear(name):
     sh("xdotool", "key", "ctrl+a", "BackSpace")
     wait_for(lambda: text(name) == "", 3)
@@ -221,6 +232,12 @@ result("... and commits its own candidate, nothing of Laya's", bool(t), text("pl
 
 # --- Esc dismisses; Tab with nothing shown passes through -------------------------------
 focus("plain2")
+# Typing pinyin past the list passed it over, as `laya eval --feedback`'s
+# typist does; Tab's list above was taken, not passed over.
+fb = wait_for(lambda: feedback(best)[0] > 0.9 and feedback(best), 5)
+result("feedback: typing pinyin past Laya's list passes it over, Tab's was taken",
+       fb and fb[1] > 0.9 and fb[0] < 1.1, feedback(best))
+fb = feedback(best)
 pinyin("nihao", "plain2")
 shown = wait_for(lambda: text("plain2") == "你好", 5) and wait_for(panel_shown, 5)
 sh("xdotool", "key", "Escape")
@@ -230,6 +247,21 @@ time.sleep(0.8)
 result("Esc takes the list down", shown and gone)
 result("after Esc, Tab passes through: the text is what pinyin committed", text("plain2") == "你好",
        text("plain2"))
+
+# --- moving the cursor away from the list is no verdict on it ---------------------------
+focus("plain")
+before = wait_for(lambda: feedback(best)[0] > fb[0] + 0.9 and feedback(best), 5)
+result("feedback: Esc passes the list over", bool(before), (fb, feedback(best)))
+clear("plain")
+pinyin("nihao", "plain")
+shown = wait_for(lambda: text("plain") == "你好", 5) and wait_for(panel_shown, 5)
+sh("xdotool", "key", "Left")
+gone = wait_for(panel_hidden, 3)
+focus("plain2")
+time.sleep(1)
+after = feedback(best)
+result("feedback: a cursor movement takes the list down and is no verdict on it",
+       shown and gone and before and abs(after[0] - before[0]) < 0.1, (shown, gone, before, after))
 
 # --- the settings file (what `laya settings` writes), read again at the next focus -------
 settings = os.path.join(os.environ["XDG_CONFIG_HOME"], "laya", "settings.ini")
