@@ -1,7 +1,8 @@
 /* test_prior.c - the next-word prior (src/prior/prior.h): the longest-word
  * query, every refusal of a broken table, embedding it in a model file, and
  * the search's use of it (weight 0 changes nothing; weight 1 shows exactly
- * the prior's followers). */
+ * the prior's followers; otherwise the model's candidates keep their
+ * probabilities and the prior's words are added at the mixture's odds). */
 #include "test.h"
 
 #include <stdlib.h>
@@ -205,17 +206,25 @@ static int two_models(const char *dir, laya_model **plain, laya_model **with_pri
            laya_model_load_opts(c, &o, with_prior, err, sizeof err) == LAYA_OK;
 }
 
-static int suggest(const laya_model *lm, float weight, const char *text, laya_suggestion *out, char texts[][128]) {
+/* The k suggestions after text at or above min_prob (out[0..k), their
+ * texts in texts). */
+static int suggest_k(const laya_model *lm, float weight, const char *text, int k, float min_prob,
+                     laya_suggestion *out, char texts[][128]) {
     laya_session *s;
     if (laya_session_new(lm, &s) != LAYA_OK) return -1;
     laya_search_opts o = laya_search_defaults();
     o.prior_weight = weight;
+    o.min_prob = min_prob;
     int n = -1;
     if (laya_session_set_search(s, &o) == LAYA_OK && laya_session_type(s, text, strlen(text)) == LAYA_OK &&
-        laya_suggest(s, 3, out, &n) == LAYA_OK)
+        laya_suggest(s, k, out, &n) == LAYA_OK)
         for (int i = 0; i < n; i++) snprintf(texts[i], 128, "%.*s", (int)out[i].len, out[i].text);
     laya_session_free(s);
     return n;
+}
+
+static int suggest(const laya_model *lm, float weight, const char *text, laya_suggestion *out, char texts[][128]) {
+    return suggest_k(lm, weight, text, 3, laya_search_defaults().min_prob, out, texts);
 }
 
 TEST(prior_in_a_model_file_and_in_the_search) {
@@ -242,11 +251,65 @@ TEST(prior_in_a_model_file_and_in_the_search) {
     CHECKF(n == 3 && !strcmp(tb[0], "外卖") && !strcmp(tb[1], "酒店") && !strcmp(tb[2], "机票"), "n=%d %s", n,
            n > 0 ? tb[0] : "");
     CHECK_NEAR(b[0].prob, 0.5, 1e-6, 0);
-    /* weight 0.5: the prior's best word is among the three, at half its probability or more */
+    /* weight 0.5 (odds 1): the prior's best word is among the three, at its probability or more */
     n = suggest(wp, 0.5f, "我想订个", b, tb);
     int found = 0;
-    for (int j = 0; j < n; j++) found |= !strcmp(tb[j], "外卖") && b[j].prob >= 0.25f - 1e-6f;
+    for (int j = 0; j < n; j++) found |= !strcmp(tb[j], "外卖") && b[j].prob >= 0.5f - 1e-6f;
     CHECK(found);
+    laya_model_free(plain);
+    laya_model_free(wp);
+    free(params);
+}
+
+/* A word's P(follower | word) in SPEC after word, 0 if not a follower. */
+static double spec_p(const char *word, const char *text) {
+    for (int i = 0; i < NS; i++)
+        for (int j = 0; j < MAXF && !strcmp(SPEC[i].word, word) && SPEC[i].fol[j]; j++)
+            if (!strcmp(SPEC[i].fol[j], text)) return SPEC[i].p[j];
+    return 0;
+}
+
+/* The rule of engine_blend_prior: p = p_model + w / (1 - w) p_prior. A
+ * candidate the prior has nothing for keeps the model's probability bit for
+ * bit (the former mixture scaled it by 1 - w, which the decision's
+ * thresholds then read), the model's candidates keep their order, and the
+ * prior's words get their odds on top of what the model gave them. */
+TEST(prior_adds_its_words_and_leaves_the_models_probabilities) {
+    laya_model *plain = NULL, *wp = NULL;
+    float *params = NULL;
+    CHECK(two_models(test_tmpdir(), &plain, &wp, &params));
+    const char *texts[] = {"今天", "订个"}, *words[] = {"今天", "订个"};
+    const float w = 0.6f;
+    const double odds = (double)w / (1 - (double)w);
+    int kept = 0;   /* the model's candidates compared */
+    for (int t = 0; t < 2; t++) {
+        laya_suggestion a[LAYA_MAX_K], b[LAYA_MAX_K];
+        char ta[LAYA_MAX_K][128], tb[LAYA_MAX_K][128];
+        int na = suggest_k(plain, w, texts[t], LAYA_MAX_K, 0, a, ta);
+        int nb = suggest_k(wp, w, texts[t], LAYA_MAX_K, 0, b, tb);
+        CHECKF(na >= 1 && nb > na, "%s: %d, %d suggestions", texts[t], na, nb);
+        /* the model's own candidates, in their order, each with its probability exactly */
+        int j = 0;
+        for (int i = 0; i < na && i < LAYA_MAX_K - MAXF; i++) {
+            if (spec_p(words[t], ta[i]) > 0) continue;
+            while (j < nb && (spec_p(words[t], tb[j]) > 0 || strcmp(tb[j], ta[i]))) j++;
+            CHECKF(j < nb && b[j].prob == a[i].prob, "%s: '%s' %.6f -> %.6f", texts[t], ta[i], (double)a[i].prob,
+                   j < nb ? (double)b[j].prob : -1.0);
+            kept++;
+        }
+        /* the prior's words: the model's probability (0 when it had none) plus the odds times the prior's */
+        int added = 0;
+        for (int i = 0; i < nb; i++) {
+            double pp = spec_p(words[t], tb[i]), pm = 0;
+            if (pp == 0) continue;
+            for (int x = 0; x < na; x++)
+                if (!strcmp(ta[x], tb[i])) pm = a[x].prob;
+            CHECK_NEAR(b[i].prob, pm + odds * pp, 1e-6, 1e-6);
+            added++;
+        }
+        CHECK(added >= 1);
+    }
+    CHECKF(kept >= 4, "%d", kept);
     laya_model_free(plain);
     laya_model_free(wp);
     free(params);

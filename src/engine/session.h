@@ -174,9 +174,10 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
  * of which will be shown; nothing changes when the session has no memory
  * or it proposes nothing. */
 void engine_blend_memory(laya_session *s, int k);
-/* blend.c: mixes what the model file's next-word prior proposes (prior.h),
- * with trust ec.prior_weight; nothing changes without a prior or at 0. */
-void engine_blend_prior(laya_session *s, int k);
+/* blend.c: adds what the model file's next-word prior proposes (prior.h),
+ * with trust ec.prior_weight; a candidate it has nothing for keeps its
+ * probability, and nothing changes without a prior or at 0. */
+void engine_blend_prior(laya_session *s);
 
 /* The kept search node whose state is cur's after consuming token id (its
  * path from the root is the stable tokens fed since the root, then id), or

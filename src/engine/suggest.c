@@ -744,7 +744,7 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         c->score = cand_score(s, c->text, c->len, c->prob);
     }
     if (!caps) {
-        engine_blend_prior(s, k);
+        engine_blend_prior(s);
         engine_blend_memory(s, k);
     }
     /* Best first, ties in emission order (at most ENGINE_MAX_CAND entries). */
