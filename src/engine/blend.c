@@ -157,6 +157,22 @@ static int within_k(const laya_session *s, int i, int k) {
     return before < k;
 }
 
+/* The search's candidate with text[0..len), or a new one at probability 0
+ * (*made = 1) when there is none; -1 when there is none and the list is
+ * full. What an expert proposes is added to it. */
+static int cand_slot(laya_session *s, const uint8_t *text, int len, int *made) {
+    *made = 0;
+    for (int i = 0; i < s->n_cand; i++)
+        if (s->cand[i].len == len && !memcmp(s->cand[i].text, text, (size_t)len)) return i;
+    if (s->n_cand == ENGINE_MAX_CAND) return -1;
+    candidate *c = &s->cand[s->n_cand];
+    memcpy(c->text, text, (size_t)len);
+    c->len = len;
+    c->prob = 0;
+    *made = 1;
+    return s->n_cand++;
+}
+
 /* Mixes one memory's proposal into the candidates (see the top), k of
  * which will be shown. A word that may be junk (junk_word) is judged only
  * once its candidate would be shown, and taken out again if it is junk:
@@ -187,18 +203,8 @@ static void mix(laya_session *s, const learn_result *r, int k) {
         if (typo[j] || m->len <= 0 || m->len > ENGINE_MAX_GEN || memchr(m->text, '\n', (size_t)m->len) ||
             !utf8_valid(m->text, (size_t)m->len))
             continue;
-        int ci = -1;
-        for (int i = 0; i < s->n_cand && ci < 0; i++)
-            if (s->cand[i].len == m->len && !memcmp(s->cand[i].text, m->text, (size_t)m->len)) ci = i;
-        made[j] = ci < 0;
-        if (ci < 0) {
-            if (s->n_cand == ENGINE_MAX_CAND) continue;
-            ci = s->n_cand++;
-            candidate *c = &s->cand[ci];
-            memcpy(c->text, m->text, (size_t)m->len);
-            c->len = m->len;
-            c->prob = 0;
-        }
+        int ci = cand_slot(s, m->text, m->len, &made[j]);
+        if (ci < 0) continue;
         candidate *c = &s->cand[ci];
         at[j] = ci;
         base[j] = c->prob;
@@ -346,16 +352,8 @@ void engine_blend_prior(laya_session *s) {
     for (int j = 0; j < n; j++) {   /* valid UTF-8 of at most PRIOR_MAX_WORD bytes (prior_parse) */
         const prior_cand *m = &pc[j];
         if (m->len <= 0 || m->len > ENGINE_MAX_GEN || memchr(m->text, '\n', (size_t)m->len)) continue;
-        int ci = -1;
-        for (int i = 0; i < s->n_cand && ci < 0; i++)
-            if (s->cand[i].len == m->len && !memcmp(s->cand[i].text, m->text, (size_t)m->len)) ci = i;
-        if (ci < 0) {
-            if (s->n_cand == ENGINE_MAX_CAND) continue;
-            ci = s->n_cand++;
-            memcpy(s->cand[ci].text, m->text, (size_t)m->len);
-            s->cand[ci].len = m->len;
-            s->cand[ci].prob = 0;
-        }
+        int made, ci = cand_slot(s, m->text, m->len, &made);
+        if (ci < 0) continue;
         candidate *c = &s->cand[ci];
         c->prob += odds * m->p;
         if (c->prob > 1) c->prob = 1;
