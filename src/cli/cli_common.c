@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,15 +80,17 @@ laya_model *cli_load_model(const char *explicit_path) { return cli_load_model_op
 int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
     static const struct {
         const char *name;
+        size_t field;   /* offsetof the int in laya_search_opts */
         long hi;
-    } opts[] = {{"--beam", LAYA_MAX_BEAM}, {"--max-tokens", LAYA_MAX_TOKENS},
-                {"--max-words", LAYA_MAX_WORDS}, {"--max-steps", LAYA_MAX_STEPS},
-                {"--cjk-steps", LAYA_MAX_STEPS}};
+    } opts[] = {{"--beam", offsetof(laya_search_opts, beam), LAYA_MAX_BEAM},
+                {"--max-tokens", offsetof(laya_search_opts, max_tokens), LAYA_MAX_TOKENS},
+                {"--max-words", offsetof(laya_search_opts, max_words), LAYA_MAX_WORDS},
+                {"--max-steps", offsetof(laya_search_opts, max_steps), LAYA_MAX_STEPS},
+                {"--cjk-steps", offsetof(laya_search_opts, cjk_steps), LAYA_MAX_STEPS}};
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int *field[] = {&o->beam, &o->max_tokens, &o->max_words, &o->max_steps, &o->cjk_steps};
-    for (int j = 0; j < 5; j++)
+    for (size_t j = 0; j < sizeof opts / sizeof opts[0]; j++)
         if (!strcmp(a, opts[j].name)) {
-            *field[j] = (int)cli_int(a, v, 1, opts[j].hi);
+            *(int *)(void *)((char *)o + opts[j].field) = (int)cli_int(a, v, 1, opts[j].hi);
             return 2;
         }
     if (!strcmp(a, "--min-prob") || !strcmp(a, "--prior-weight")) {
