@@ -102,6 +102,16 @@ typedef struct {
     int64_t texts, commits, skipped;
 } list_ctx;
 
+/* Prints o (taken) as one JSON line with the flags; an object that could
+ * not be made or dumped is counted as skipped. */
+static void print_json(list_ctx *c, json_t *o, size_t flags) {
+    char *d = o ? json_dumps(o, flags) : NULL;
+    if (d) fprintf(c->out, "%s\n", d);
+    else c->skipped++;
+    free(d);
+    json_decref(o);
+}
+
 /* One JSON line: {"text":..,"count":..,"first":..,"last":..}. Text that is
  * not valid UTF-8 (possible only in a damaged or hand-made file) cannot be
  * JSON: it is counted and skipped. */
@@ -112,11 +122,7 @@ static int print_entry(void *vctx, const char *text, size_t len, int64_t count, 
     if (c->json) {
         json_t *o = json_pack("{s:s%,s:I,s:I,s:I}", "text", text, len, "count", (json_int_t)count, "first",
                               (json_int_t)first, "last", (json_int_t)last);
-        char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        if (d) fprintf(c->out, "%s\n", d);
-        else c->skipped++;
-        free(d);
-        json_decref(o);
+        print_json(c, o, JSON_COMPACT);
     } else {
         char when[32];
         local_time(when, sizeof when, last);
@@ -138,11 +144,7 @@ static int print_feedback(void *vctx, const char *context, size_t clen, const ch
         json_t *o = json_pack("{s:s%,s:s%,s:f,s:f,s:I}", "context", context, clen, "text", text, tlen, "ignored",
                               floor(ignored * 1000 + 0.5) / 1000, "accepted", floor(accepted * 1000 + 0.5) / 1000,
                               "last", (json_int_t)last);
-        char *d = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
-        if (d) fprintf(c->out, "%s\n", d);
-        else c->skipped++;
-        free(d);
-        json_decref(o);
+        print_json(c, o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     } else {
         char when[32];
         local_time(when, sizeof when, last);
