@@ -128,6 +128,8 @@ typedef struct {
     int prune;        /* 1: skip work that cannot change the result (exact); 0: the reference */
     float min_prob;   /* suggestions less likely than this are not shown, 0..1 */
     float prior_weight; /* trust in the model file's next-word prior, where it has one, 0..1; 0: off */
+    float cache_weight; /* trust in the continuous cache of the text typed (with learning on), 0..0.9;
+                           0: off */
 } laya_search_opts;
 
 laya_search_opts laya_search_defaults(void);

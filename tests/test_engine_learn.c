@@ -3,11 +3,15 @@
  * private field or learning off sees none of it; the typist's feedback
  * (laya_session_feedback): nothing changes without it, a suggestion passed
  * over loses the top and recovers by decay, by being taken, or by a
- * forget, and a first word passed over takes its phrases down. */
+ * forget, and a first word passed over takes its phrases down; the
+ * continuous cache of the text typed (nc.c): what followed a like context
+ * is proposed, never off the record, and edits leave it as a fresh read. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/decide.h"
+#include "engine/session.h"
 #include "learn/learn.h"
 #include "learn/learn_fb.h"
 #include "learn/learn_index.h"
@@ -36,19 +40,32 @@ TEST(engine_learn_changes_nothing_without_evidence) {
     CHECK(m);
     learn_index *ix = NULL;
     CHECK(learn_index_new(8192, &ix) == LAYA_OK);
-    laya_session *a = NULL, *b = NULL;
-    CHECK(laya_session_new(m, &a) == LAYA_OK && laya_session_new(m, &b) == LAYA_OK);
-    CHECK(engine_set_learn(b, 1, ix, 0) == LAYA_OK);
+    laya_session *a = NULL, *b = NULL, *c = NULL;
+    CHECK(laya_session_new(m, &a) == LAYA_OK && laya_session_new(m, &b) == LAYA_OK &&
+          laya_session_new(m, &c) == LAYA_OK);
+    CHECK(engine_set_learn(b, 1, ix, 0) == LAYA_OK && engine_set_learn(c, 1, ix, 0) == LAYA_OK);
+    /* The continuous cache (nc.c) mixes the text typed into every
+     * probability once there is some; c keeps it off to see the memory
+     * alone, b has it as shipped. */
+    laya_search_opts o = laya_search_defaults();
+    CHECK(o.cache_weight > 0);
+    o.cache_weight = 0;
+    CHECK(laya_session_set_search(c, &o) == LAYA_OK);
     /* no unit of these contexts recurs and the memory is empty */
     const char *ctx[] = {"the qu", "Best re", "我们明天", "one two three fo", ""};
     char x[512], y[512];
     for (int i = 0; i < 5; i++) {
         suggest(a, ctx[i], x, sizeof x);
-        suggest(b, ctx[i], y, sizeof y);
+        suggest(c, ctx[i], y, sizeof y);
         CHECKF(!strcmp(x, y), "'%s': off '%s' on '%s'", ctx[i], x, y);
     }
+    /* with the cache: nothing typed, nothing changes */
+    suggest(a, "", x, sizeof x);
+    suggest(b, "", y, sizeof y);
+    CHECKF(!strcmp(x, y), "empty context: off '%s' on '%s'", x, y);
     laya_session_free(a);
     laya_session_free(b);
+    laya_session_free(c);
     learn_index_free(ix);
     laya_model_free(m);
     free(params);
@@ -106,6 +123,100 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     laya_session_free(s);
     laya_session_free(off);
     learn_index_free(ix);
+    laya_model_free(m);
+    free(params);
+}
+
+/* ---- the continuous cache (nc.c) ------------------------------------------ */
+
+/* With the shipped model: a made-up name seen once (which the n-gram memory
+ * of the typed text judges a likely typo and does not propose) is completed
+ * from the cache, where the state resembles the one it followed; off the
+ * record and with learning off the cache is not consulted. */
+TEST(engine_cache_proposes_what_followed_a_like_context) {
+    char err[256];
+    laya_model *m = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_session *on = NULL, *off = NULL, *priv = NULL, *nolearn = NULL;
+    CHECK(laya_session_new(m, &on) == LAYA_OK && laya_session_new(m, &off) == LAYA_OK &&
+          laya_session_new(m, &priv) == LAYA_OK && laya_session_new(m, &nolearn) == LAYA_OK);
+    CHECK(engine_set_learn(on, 1, NULL, 0) == LAYA_OK && engine_set_learn(off, 1, NULL, 0) == LAYA_OK &&
+          engine_set_learn(priv, 1, NULL, 0) == LAYA_OK);
+    laya_search_opts o = laya_search_defaults();
+    o.cache_weight = 0;
+    CHECK(laya_session_set_search(off, &o) == LAYA_OK);
+    engine_set_private(priv, 1);
+    const char *ctx = "Our project Zephyrine is late. The deadline for Zephyr";
+    char x[512], y[512];
+    suggest(on, ctx, x, sizeof x);
+    suggest(off, ctx, y, sizeof y);
+    CHECKF(!strncmp(x, "ine@", 4), "with the cache: '%s'", x);
+    CHECKF(!strstr(y, "ine@"), "without: '%s'", y);
+    /* a private field is learning off, cache included */
+    suggest(priv, ctx, x, sizeof x);
+    suggest(nolearn, ctx, y, sizeof y);
+    CHECKF(!strcmp(x, y), "private '%s', learning off '%s'", x, y);
+    CHECKF(!strstr(x, "ine@"), "learning off: '%s'", x);
+    laya_session_free(on);
+    laya_session_free(off);
+    laya_session_free(priv);
+    laya_session_free(nolearn);
+    laya_model_free(m);
+}
+
+/* The cache is keyed by position: after any edits (typing, backspaces, a
+ * jump back, a new text) a session proposes what a fresh session given the
+ * same text proposes. */
+TEST(engine_cache_after_edits_equals_a_fresh_read) {
+    float *params = NULL;
+    laya_model *m = te_model(400, 64, 8, 2, 3, 0.5f, 7, &params);
+    CHECK(m);
+    /* A cache of 16 positions, so that the ring wraps within the text. */
+    laya_session *s = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK &&
+          engine_nc_init(s, 16) == LAYA_OK);
+    const char *text = "The cat sat on the mat. The dog sat on the log. 我们明天见。The cat sat on the";
+    char cur[256] = "";
+    size_t n = 0;
+    uint32_t rng = 5;
+    int bad = 0;
+    for (int step = 0; step < 300 && !bad; step++) {
+        uint32_t r = te_rand(&rng) % 100;
+        if (r < 80 && text[n]) {
+            /* type the next character of the text (whole UTF-8) */
+            size_t l = 1;
+            while (((uint8_t)text[n + l] & 0xC0) == 0x80) l++;
+            CHECK(laya_session_type(s, text + n, l) == LAYA_OK);
+            memcpy(cur + n, text + n, l);
+            n += l;
+        } else if (r < 92 && n) {
+            /* a backspace */
+            CHECK(laya_session_backspace(s, 1) == LAYA_OK);
+            do n--; while (n && ((uint8_t)cur[n] & 0xC0) == 0x80);
+        } else {
+            /* back to a word start far behind */
+            while (n > 10 && cur[n - 1] != ' ') n--;
+            if (n > 10) n -= 10;
+            while (n && ((uint8_t)cur[n] & 0xC0) == 0x80) n--;
+            CHECK(laya_session_set_context(s, cur, n) == LAYA_OK);
+        }
+        cur[n] = 0;
+        laya_session *f = NULL;
+        CHECK(laya_session_new(m, &f) == LAYA_OK && engine_set_learn(f, 1, NULL, 0) == LAYA_OK &&
+              engine_nc_init(f, 16) == LAYA_OK);
+        laya_suggestion a[3], b[3];
+        int na = 0, nb = 0;
+        CHECK(laya_suggest(s, 3, a, &na) == LAYA_OK);
+        CHECK(laya_session_set_context(f, cur, n) == LAYA_OK && laya_suggest(f, 3, b, &nb) == LAYA_OK);
+        bad = na != nb;
+        for (int i = 0; i < na && !bad; i++)
+            bad = a[i].len != b[i].len || memcmp(a[i].text, b[i].text, a[i].len) ||
+                  fabsf(a[i].prob - b[i].prob) > 1e-4f * b[i].prob;
+        if (bad) fprintf(stderr, "    step %d, context '%s': %d / %d suggestions differ\n", step, cur, na, nb);
+        laya_session_free(f);
+    }
+    CHECK(!bad);
+    laya_session_free(s);
     laya_model_free(m);
     free(params);
 }

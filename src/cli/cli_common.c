@@ -93,12 +93,20 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
             *(int *)(void *)((char *)o + opts[j].field) = (int)cli_int(a, v, 1, opts[j].hi);
             return 2;
         }
-    if (!strcmp(a, "--min-prob") || !strcmp(a, "--prior-weight")) {
+    static const struct {
+        const char *name, *what;
+        size_t field;   /* offsetof the float in laya_search_opts */
+        double hi;
+    } fopts[] = {{"--min-prob", "probability", offsetof(laya_search_opts, min_prob), 1},
+                 {"--prior-weight", "weight", offsetof(laya_search_opts, prior_weight), 1},
+                 {"--cache-weight", "weight", offsetof(laya_search_opts, cache_weight), 0.9}};
+    for (size_t j = 0; j < sizeof fopts / sizeof fopts[0]; j++) {
+        if (strcmp(a, fopts[j].name)) continue;
         char *end;
         double x = v ? strtod(v, &end) : -1;
-        if (!v || end == v || *end || !(x >= 0 && x <= 1))
-            cli_die("%s expects a %s in 0..1, got '%s'", a, a[2] == 'm' ? "probability" : "weight", v ? v : "(nothing)");
-        *(a[2] == 'm' ? &o->min_prob : &o->prior_weight) = (float)x;
+        if (!v || end == v || *end || !(x >= 0 && x <= fopts[j].hi))
+            cli_die("%s expects a %s in 0..%g, got '%s'", a, fopts[j].what, fopts[j].hi, v ? v : "(nothing)");
+        *(float *)(void *)((char *)o + fopts[j].field) = (float)x;
         return 2;
     }
     return 0;

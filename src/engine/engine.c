@@ -115,9 +115,22 @@ void laya_model_free(laya_model *lm) {
  * points of CSR on every split. English keeps max_steps (its keystrokes
  * mostly re-walk nodes kept from the last one). */
 #define ENGINE_CJK_STEPS 24
+/* cache_weight 0.1 (2026-12-04, the model shipped that day; the continuous
+ * cache of nc.c at ENGINE_NC_SIZE positions and theta ENGINE_NC_THETA,
+ * `laya eval SPLIT --max-chars 4000|2000` with learning as shipped, docs/
+ * RESULTS.md "The continuous cache"): KSR@3 at weight 0 / 0.1 / 0.15 / 0.2:
+ * letters 0.403 / 0.4105 / 0.411 / 0.413, dialogue 0.4185 / 0.423 / 0.420
+ * / 0.4135, valid.txt 0.4975 / 0.508 / 0.513 / 0.5105, everyday 0.4515 /
+ * 0.453 / 0.4465 / 0.442, manuals 0.523 / 0.530 / - / 0.534; Chinese CSR@3
+ * at 0 / 0.1 / 0.2: dialogue 0.1865 / 0.1875 / 0.193, reviews-like notes
+ * 0.1155 / 0.120 / 0.127, valid.txt 0.1485 / 0.1545 / 0.158. 0.1 is the
+ * largest weight that loses nowhere (everyday English, text no model
+ * trained on, falls from 0.15 on). */
+#define ENGINE_CACHE_WEIGHT 0.1f
 engine_cfg engine_cfg_default(void) {
     engine_cfg c = {.beam = 3, .max_tokens = 3, .max_words = 2, .max_bytes = 48, .len_exp = 1.0f,
-                    .max_steps = 12, .cjk_steps = ENGINE_CJK_STEPS, .prune = 1, .min_prob = 0.002f, .prior_weight = ENGINE_PRIOR_WEIGHT};
+                    .max_steps = 12, .cjk_steps = ENGINE_CJK_STEPS, .prune = 1, .min_prob = 0.002f, .prior_weight = ENGINE_PRIOR_WEIGHT,
+                    .cache_weight = ENGINE_CACHE_WEIGHT};
     return c;
 }
 
@@ -131,7 +144,8 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
         c->max_bytes > ENGINE_MAX_GEN || !(c->len_exp >= 0 && c->len_exp <= 4) ||
         c->max_steps < 1 || c->max_steps > ENGINE_MAX_STEPS || c->cjk_steps < 1 ||
         c->cjk_steps > ENGINE_MAX_STEPS || (c->prune != 0 && c->prune != 1) ||
-        !(c->min_prob >= 0 && c->min_prob <= 1) || !(c->prior_weight >= 0 && c->prior_weight <= 1))
+        !(c->min_prob >= 0 && c->min_prob <= 1) || !(c->prior_weight >= 0 && c->prior_weight <= 1) ||
+        !(c->cache_weight >= 0 && c->cache_weight <= 0.9f))
         return LAYA_ERR_ARG;
     s->ec = *c;
     return LAYA_OK;
@@ -202,6 +216,7 @@ static void feed(laya_session *s, int32_t id) {
         s->steps++;
     }
     s->cur_ver++;
+    engine_nc_record(s);
     int64_t n = s->cur.st.n;
     ckpt_copy(&s->cfg, &s->ring[n % ENGINE_RING], &s->cur);
     if (n % s->sparse_step) return;
@@ -275,6 +290,11 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     s->tok_end[0] = 0;
     s->chunk[0] = 1;
     s->n_tok = 1;
+    if (engine_nc_init(s, ENGINE_NC_SIZE) != LAYA_OK) {
+        laya_session_free(s);
+        return LAYA_ERR_NOMEM;
+    }
+    engine_nc_record(s);
     *out = s;
     return LAYA_OK;
 }
@@ -291,6 +311,7 @@ void laya_session_free(laya_session *s) {
     free(s->enc_end);
     free(s->enc_chunk);
     learn_index_free(s->cix);
+    engine_nc_init(s, 0);
     notes_link_free(s->notes);
     free(s);
 }

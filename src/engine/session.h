@@ -35,7 +35,7 @@ typedef struct {
 /* ENGINE_GEN_BEAMS: the beams of one depth of the search: up to the beam
  * width that have matched the typed tail and as many that have not yet
  * (suggest.c, next_generation). */
-enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM };
+enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM, ENGINE_NC_TOP = 16 };
 typedef struct {
     ckpt c;
     uint64_t id;                  /* unique while cur is unchanged; 0: unused */
@@ -48,6 +48,13 @@ typedef struct {
     int nt;                       /* best non-special tokens, best first */
     int32_t top[ENGINE_TOPN];
     float tv[ENGINE_TOPN];        /* their logits */
+    /* The continuous cache's distribution for this node (nc.c), valid
+     * while nc_ver == the session's cur_ver + 1: its ENGINE_NC_TOP most
+     * likely tokens and their cache probabilities. */
+    uint64_t nc_ver;
+    int nc_n;
+    int32_t nc_id[ENGINE_NC_TOP];
+    float nc_p[ENGINE_NC_TOP];
 } node;
 
 /* One hypothesis of the suggestion search. */
@@ -154,6 +161,17 @@ struct laya_session {
     uint8_t shown_text[ENGINE_MAX_K][ENGINE_MAX_GEN];
     size_t shown_len[ENGINE_MAX_K];
 
+    /* The continuous cache (nc.c): the unit output vectors y of the last
+     * nc_m positions of the stable text, each with the position it was
+     * produced at (nc_pos; its target is tok[pos]); nc_m 0: off. */
+    int nc_m;
+    uint8_t *nc_q;                  /* (nc_m, H) q8 codes of the unit vectors, */
+    float *nc_sc, *nc_bi;           /* (nc_m, H/NC_GROUP) their scales and biases */
+    int64_t *nc_pos;                /* (nc_m) */
+    float *nc_acc;                  /* (V) zeroed scratch */
+    float *nc_sim;                  /* (max(nc_m, H)) scratch */
+    int32_t *nc_touch;              /* (nc_m) scratch */
+
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
     struct notes_link *notes;
 
@@ -183,6 +201,30 @@ void engine_blend_prior(laya_session *s);
  * path from the root is the stable tokens fed since the root, then id), or
  * -1: feeding a token the last search already stepped costs a copy. */
 int engine_node_next(const laya_session *s, int32_t id);
+/* nc.c: the continuous cache. ENGINE_NC_SIZE: the positions it holds;
+ * ENGINE_NC_THETA: the sharpness of its softmax over cosines (both chosen
+ * in nc.c). engine_nc_init sizes it (m positions; 0: none);
+ * engine_nc_record stores cur's output vector (feed); engine_nc_on:
+ * whether the search mixes it in (ec.cache_weight > 0, learning on, not a
+ * private field);
+ * engine_nc_ensure computes a node's cache distribution if stale;
+ * engine_nc_lp mixes a model log-probability lpm of token id at node nd
+ * (unchanged where the node's cache distribution is empty: no text yet);
+ * engine_nc_pend the word-end mass. */
+enum { ENGINE_NC_SIZE = 512 };
+#define ENGINE_NC_THETA 30.0f
+laya_status engine_nc_init(laya_session *s, int m);
+void engine_nc_record(laya_session *s);
+int engine_nc_on(const laya_session *s);
+void engine_nc_ensure(laya_session *s, node *nd);
+double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm);
+/* The same for many ids of one node: engine_nc_mark(s, nd, 1) writes the
+ * node's cache probabilities into s->nc_acc, engine_nc_mix(s, id, lpm,
+ * log1p(-cache_weight)) then mixes in O(1), engine_nc_mark(s, nd, 0)
+ * clears them. */
+void engine_nc_mark(laya_session *s, const node *nd, int on);
+double engine_nc_mix(const laya_session *s, int32_t id, double lpm, double l1m);
+double engine_nc_pend(const laya_session *s, const node *nd);
 /* Allocates and frees the search scratch of a session (one block). */
 laya_status engine_search_init(laya_session *s);
 void engine_search_free(laya_session *s);

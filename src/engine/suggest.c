@@ -190,6 +190,7 @@ static int node_new(laya_session *s, int parent, int32_t id) {
     n->tok = id;
     n->used = s->stamp;
     n->has_sum = 0;
+    n->nc_ver = 0;
     model_state_copy(&s->cfg, &n->c.st, &p->c.st);
     memcpy(n->c.y, p->c.y, (size_t)s->cfg.H * sizeof(float));
     return victim;
@@ -328,7 +329,8 @@ static void expand_constrained(search *q, int bi) {
     }
     if (n == 0) return;
     float *lg = s->logits;
-    const node *nd = &s->nodes[b->node];
+    node *nd = &s->nodes[b->node];
+    engine_nc_ensure(s, nd);
     if (b->node == ENGINE_NODES && (s->root_logits_ok || n > V / 4)) {
         /* The root: its full logits serve every tail typed on the same state
          * (kept from summarize_free, or computed here once). */
@@ -353,6 +355,9 @@ static void expand_constrained(search *q, int bi) {
      * is all about the word typed; in one list of three the splits crowded
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
+    const int nc = engine_nc_on(s) && nd->nc_n;  /* an empty cache mixes nothing in */
+    const double l1m = nc ? log1p(-(double)s->ec.cache_weight) : 0;
+    if (nc) engine_nc_mark(s, nd, 1);
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
         if (q->split) start = q->np;
@@ -360,11 +365,13 @@ static void expand_constrained(search *q, int bi) {
             size_t tn;
             tok_bytes(tk, s->ids[i], &tn);
             if ((tn >= rn) != (pass == 0)) continue;
-            double lp = b->lp + (double)lg[i] - nd->lz;
+            double lpm = (double)lg[i] - nd->lz;
+            double lp = b->lp + (nc ? engine_nc_mix(s, s->ids[i], lpm, l1m) : lpm);
             if (pass == 0) q->pmass += exp(lp);
             pool_add(q, start, bi, s->ids[i], lp);
         }
     }
+    if (nc) engine_nc_mark(s, nd, 0);
 }
 
 /* The summary of a node's logits lg (V) that a free expansion needs: the
@@ -424,20 +431,46 @@ static void expand_free(search *q, int bi) {
     laya_session *s = q->s;
     const tok *tk = s->m->tok;
     const beam *b = &s->beams[0][bi];
-    const node *nd = &s->nodes[b->node];
-    emit(q, b, exp(b->lp) * nd->pend);
+    node *nd = &s->nodes[b->node];
+    engine_nc_ensure(s, nd);
+    emit(q, b, exp(b->lp) * engine_nc_pend(s, nd));
     if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
+    /* The node's best tokens, and the cache's (mixed: engine_nc_lp), best
+     * first. */
+    expansion top[ENGINE_TOPN + ENGINE_NC_TOP];
+    int ntop = 0;
+    for (int i = 0; i < nd->nt; i++) {
+        expansion e = {.id = nd->top[i], .lp = engine_nc_lp(s, nd, nd->top[i], (double)nd->tv[i] - nd->lz)};
+        topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
+    }
+    if (engine_nc_on(s)) {
+        /* the cache's tokens outside the node's best: their logits */
+        int32_t ids[ENGINE_NC_TOP];
+        float lgs[ENGINE_NC_TOP];
+        int n = 0;
+        for (int i = 0; i < nd->nc_n; i++) {
+            int32_t id = nd->nc_id[i];
+            int dup = !(s->wgen[id] > 0);
+            for (int j = 0; j < nd->nt && !dup; j++) dup = nd->top[j] == id;
+            if (!dup) ids[n++] = id;
+        }
+        if (n) model_logits_ids(s->m, nd->c.y, ids, n, lgs);
+        for (int i = 0; i < n; i++) {
+            expansion e = {.id = ids[i], .lp = engine_nc_lp(s, nd, ids[i], (double)lgs[i] - nd->lz)};
+            topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
+        }
+    }
     int start = q->np, taken = 0;
-    for (int i = 0; i < nd->nt && taken < q->width; i++) {
+    for (int i = 0; i < ntop && taken < q->width; i++) {
         size_t tn;
-        const uint8_t *tb = tok_bytes(tk, nd->top[i], &tn);
+        const uint8_t *tb = tok_bytes(tk, top[i].id, &tn);
         if (b->glen + (int)tn > s->ec.max_bytes) continue;
         if (!utf8_ok(q, b->gen, b->glen, tb, (int)tn, 0)) continue;
         uint8_t tmp[2 * ENGINE_MAX_GEN];
         memcpy(tmp, b->gen, (size_t)b->glen);
         memcpy(tmp + b->glen, tb, tn);
         if (count_words(tmp, b->glen + (int)tn) > s->ec.max_words) continue;
-        pool_add(q, start, bi, nd->top[i], b->lp + (double)nd->tv[i] - nd->lz);
+        pool_add(q, start, bi, top[i].id, b->lp + top[i].lp);
         taken++;
     }
 }
@@ -644,6 +677,7 @@ static void reroot(laya_session *s) {
         root->has_sum = 0;
     }
     root->c = s->cur;
+    root->nc_ver = 0;
     s->root_logits_ok = 0;
     s->nodes_ver = s->cur_ver;
     s->nodes_rewinds = s->rewinds;

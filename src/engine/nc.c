@@ -1,0 +1,183 @@
+/* nc.c - the continuous cache (Grave et al. 2017, "Improving neural
+ * language models with a continuous cache"): the text typed so far as a
+ * memory of (output vector, next token) pairs.
+ *
+ * Every stable position p the model has read leaves its unit output vector
+ * y_p and the token that followed, tok[p]. For a search node with output
+ * vector y, the cache's distribution is
+ *     pc(w) = sum over p with tok[p] = w of softmax_p(theta * cos(y, y_p))
+ * and the node's next-token probability becomes
+ *     p(w) = (1 - lambda) p_model(w) + lambda pc(w).
+ * A name or phrase that recurs in the document is then proposed where the
+ * context resembles the one it followed before, even when the words around
+ * it differ (where the n-gram memory of the typed text, blend.c, needs the
+ * same words).
+ *
+ * The cache holds the last nc_m positions (a ring keyed by position; a
+ * rewind needs nothing: only positions below cur's count are read, and
+ * those were fed from the same tokens). A node keeps its cache distribution
+ * (its ENGINE_NC_TOP most likely tokens) while cur is unchanged. */
+#include "engine/session.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern/kern.h"
+#include "kern/quant.h"
+#include "util/topk.h"
+
+/* The q8 group of a model of width H: 64, or 32 where 64 does not divide
+ * H; 0 (no cache) where neither does. */
+static int nc_group(int H) { return H % 64 == 0 ? 64 : H % 32 == 0 ? 32 : 0; }
+
+laya_status engine_nc_init(laya_session *s, int m) {
+    free(s->nc_q);
+    free(s->nc_sc);
+    free(s->nc_bi);
+    free(s->nc_pos);
+    free(s->nc_acc);
+    free(s->nc_sim);
+    free(s->nc_touch);
+    s->nc_q = NULL;
+    s->nc_sc = s->nc_bi = s->nc_acc = s->nc_sim = NULL;
+    s->nc_pos = NULL;
+    s->nc_touch = NULL;
+    s->nc_m = 0;
+    const int H = s->cfg.H;
+    const int G = nc_group(H);
+    if (m <= 0 || !G) return LAYA_OK;
+    const int cap = 2 * m;  /* slots: the window of m positions, and m more that a rewind may need */
+    s->nc_q = malloc((size_t)cap * (size_t)H);
+    s->nc_sc = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
+    s->nc_bi = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
+    s->nc_pos = malloc((size_t)cap * sizeof(int64_t));
+    s->nc_acc = calloc((size_t)s->cfg.V, sizeof(float));
+    s->nc_sim = malloc((size_t)(cap > H ? cap : H) * sizeof(float));  /* also the record's unit vector */
+    s->nc_touch = malloc((size_t)m * sizeof(int32_t));
+    if (!s->nc_q || !s->nc_sc || !s->nc_bi || !s->nc_pos || !s->nc_acc || !s->nc_sim || !s->nc_touch) {
+        engine_nc_init(s, 0);
+        return LAYA_ERR_NOMEM;
+    }
+    for (int i = 0; i < cap; i++) s->nc_pos[i] = -1;
+    s->nc_m = m;
+    return LAYA_OK;
+}
+
+void engine_nc_record(laya_session *s) {
+    if (!s->nc_m) return;
+    const int H = s->cfg.H, G = nc_group(H), NG = H / G;
+    int64_t p = s->cur.st.n;
+    int slot = (int)(p % (2 * s->nc_m));
+    float *u = s->nc_sim;
+    double nr = 0;
+    for (int h = 0; h < H; h++) nr += (double)s->cur.y[h] * s->cur.y[h];
+    float inv = (float)(1.0 / sqrt(nr + 1e-20));
+    for (int h = 0; h < H; h++) u[h] = s->cur.y[h] * inv;
+    /* A unit vector quantizes (its entries are finite and at most 1). */
+    if (quant_quantize(u, 1, H, 8, G, s->nc_q + (size_t)slot * (size_t)H, s->nc_sc + (size_t)slot * NG,
+                       s->nc_bi + (size_t)slot * NG, NULL, 0) != LAYA_OK) {
+        s->nc_pos[slot] = -1;
+        return;
+    }
+    s->nc_pos[slot] = p;
+}
+
+int engine_nc_on(const laya_session *s) {
+    return s->nc_m > 0 && s->ec.cache_weight > 0 && s->learn_on && !s->private_field;
+}
+
+typedef struct {
+    int32_t id;
+    float mass;
+} nc_entry;
+
+static int mass_beats(const void *x, const void *y) { return ((const nc_entry *)x)->mass > ((const nc_entry *)y)->mass; }
+
+void engine_nc_ensure(laya_session *s, node *nd) {
+    if (!engine_nc_on(s) || nd->nc_ver == s->cur_ver + 1) return;
+    nd->nc_ver = s->cur_ver + 1;
+    nd->nc_n = 0;
+    const int H = s->cfg.H;
+    const int64_t n = s->cur.st.n;
+    int64_t lo = n - s->nc_m > 1 ? n - s->nc_m : 1;
+    if (lo > n - 1) return;
+    double nr = 0;
+    for (int h = 0; h < H; h++) nr += (double)nd->c.y[h] * nd->c.y[h];
+    const float scale = (float)((double)ENGINE_NC_THETA / sqrt(nr + 1e-20));
+    /* The window's slots against y: one product per contiguous run of the
+     * ring (two where it wraps). A slot is in use if it holds a position
+     * in [lo, n): written by engine_nc_record since the last rewind past
+     * it. The ring holds twice the window, so that a rewind of up to
+     * nc_m tokens finds every position of its window still there once the
+     * text is fed again (a longer jump back leaves the window short of
+     * the positions it overwrote until they scroll out). */
+    const int cap = 2 * s->nc_m;
+    const int first = (int)(lo % cap), len = (int)(n - lo);
+    float mx = -INFINITY;
+    for (int at = first, left = len; left > 0;) {
+        const int rows = at + left <= cap ? left : cap - at;
+        const int NG = H / nc_group(H);
+        qmat w = {.type = QT_Q8, .rows = rows, .cols = H, .group = nc_group(H),
+                  .data = s->nc_q + (size_t)at * (size_t)H, .scales = s->nc_sc + (size_t)at * NG,
+                  .biases = s->nc_bi + (size_t)at * NG};
+        kern_get()->matvec(&w, nd->c.y, s->nc_sim + at);
+        for (int i = at; i < at + rows; i++) {
+            s->nc_sim[i] = s->nc_pos[i] >= lo && s->nc_pos[i] < n ? s->nc_sim[i] * scale : -INFINITY;
+            if (s->nc_sim[i] > mx) mx = s->nc_sim[i];
+        }
+        left -= rows;
+        at = 0;
+    }
+    if (mx == -INFINITY) return;
+    double z = 0;
+    int nt = 0;
+    for (int k = 0; k < len; k++) {
+        const int i = (first + k) % cap;
+        /* (terms below e^-16 of the largest, 1e-7 each, are left out) */
+        if (!(s->nc_sim[i] >= mx - 16)) continue;
+        float e = expf(s->nc_sim[i] - mx);
+        z += e;
+        int32_t t = s->tok[s->nc_pos[i]];
+        if (s->nc_acc[t] == 0) s->nc_touch[nt++] = t;
+        s->nc_acc[t] += e;
+    }
+    /* The ENGINE_NC_TOP tokens of most mass. */
+    nc_entry best[ENGINE_NC_TOP];
+    int nb = 0;
+    for (int i = 0; i < nt; i++) {
+        nc_entry e = {.id = s->nc_touch[i], .mass = s->nc_acc[s->nc_touch[i]]};
+        topk_insert(best, sizeof *best, &nb, ENGINE_NC_TOP, &e, mass_beats);
+    }
+    for (int i = 0; i < nb; i++) {
+        nd->nc_id[i] = best[i].id;
+        nd->nc_p[i] = (float)(best[i].mass / z);
+    }
+    for (int i = 0; i < nt; i++) s->nc_acc[s->nc_touch[i]] = 0;
+    nd->nc_n = nb;
+}
+
+void engine_nc_mark(laya_session *s, const node *nd, int on) {
+    for (int i = 0; i < nd->nc_n; i++) s->nc_acc[nd->nc_id[i]] = on ? nd->nc_p[i] : 0;
+}
+
+double engine_nc_mix(const laya_session *s, int32_t id, double lpm, double l1m) {
+    const double pc = s->nc_acc[id];
+    if (pc > 0) return log((1 - (double)s->ec.cache_weight) * exp(lpm) + (double)s->ec.cache_weight * pc);
+    return l1m + lpm;
+}
+
+double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm) {
+    if (!engine_nc_on(s) || !nd->nc_n) return lpm;
+    const double lam = s->ec.cache_weight;
+    for (int i = 0; i < nd->nc_n; i++)
+        if (nd->nc_id[i] == id) return log((1 - lam) * exp(lpm) + lam * nd->nc_p[i]);
+    return log1p(-lam) + lpm;
+}
+
+double engine_nc_pend(const laya_session *s, const node *nd) {
+    if (!engine_nc_on(s) || !nd->nc_n) return nd->pend;
+    double pc = 0;
+    for (int i = 0; i < nd->nc_n; i++) pc += (double)nd->nc_p[i] * s->wend[nd->nc_id[i]];
+    return (1 - s->ec.cache_weight) * nd->pend + s->ec.cache_weight * pc;
+}
