@@ -130,6 +130,7 @@ typedef struct {
     float prior_weight; /* trust in the model file's next-word prior, where it has one, 0..1; 0: off */
     float cache_weight; /* trust in the continuous cache of the text typed (with learning on), 0..0.9;
                            0: off */
+    float cjk_cache_weight; /* the same after a CJK character, 0..0.9 */
 } laya_search_opts;
 
 laya_search_opts laya_search_defaults(void);

@@ -48,8 +48,8 @@ TEST(engine_learn_changes_nothing_without_evidence) {
      * probability once there is some; c keeps it off to see the memory
      * alone, b has it as shipped. */
     laya_search_opts o = laya_search_defaults();
-    CHECK(o.cache_weight > 0);
-    o.cache_weight = 0;
+    CHECK(o.cache_weight > 0 && o.cjk_cache_weight > 0);
+    o.cache_weight = o.cjk_cache_weight = 0;
     CHECK(laya_session_set_search(c, &o) == LAYA_OK);
     /* no unit of these contexts recurs and the memory is empty */
     const char *ctx[] = {"the qu", "Best re", "我们明天", "one two three fo", ""};
@@ -143,7 +143,7 @@ TEST(engine_cache_proposes_what_followed_a_like_context) {
     CHECK(engine_set_learn(on, 1, NULL, 0) == LAYA_OK && engine_set_learn(off, 1, NULL, 0) == LAYA_OK &&
           engine_set_learn(priv, 1, NULL, 0) == LAYA_OK);
     laya_search_opts o = laya_search_defaults();
-    o.cache_weight = 0;
+    o.cache_weight = o.cjk_cache_weight = 0;
     CHECK(laya_session_set_search(off, &o) == LAYA_OK);
     engine_set_private(priv, 1);
     const char *ctx = "Our project Zephyrine is late. The deadline for Zephyr";

@@ -461,3 +461,44 @@ TEST(quant_x_avx2_equals_ref) {
                     free(x);
                 }
 }
+
+/* kern_panel_set_row: writing every row of a q8 and a q4 matrix one at a
+ * time, in a scrambled order, into a form packed from another matrix of
+ * the same shape gives exactly kern_panel_pack's bytes. */
+TEST(quant_panel_set_row_equals_pack) {
+    uint32_t st = 9;
+    for (int q4 = 0; q4 < 2; q4++) {
+        const int R = 37, C = 128, G = 64, NG = C / G;
+        const size_t rb = quant_row_bytes(q4 ? 4 : 8, C);
+        uint8_t *data = malloc((size_t)R * rb), *zero = calloc((size_t)R, rb);
+        float *sc = malloc((size_t)R * NG * sizeof(float)), *bi = malloc((size_t)R * NG * sizeof(float));
+        float *zs = calloc((size_t)R * NG, sizeof(float));
+        CHECK(data && zero && sc && bi && zs);
+        for (size_t i = 0; i < (size_t)R * rb; i++) data[i] = (uint8_t)((st = st * 1664525u + 1013904223u) >> 24);
+        for (int i = 0; i < R * NG; i++) {
+            sc[i] = (float)(i % 7 + 1) * 0.01f;
+            bi[i] = (float)(i % 5) - 2.0f;
+        }
+        qmat w = {.type = q4 ? QT_Q4 : QT_Q8, .rows = R, .cols = C, .group = G, .data = data, .scales = sc,
+                  .biases = bi};
+        qmat z = w;
+        z.data = zero;
+        z.scales = z.biases = zs;
+        size_t n = kern_panel_bytes(&w);
+        CHECK(n > 0);
+        uint8_t *a = aligned_alloc(32, (n + 31) / 32 * 32), *b = aligned_alloc(32, (n + 31) / 32 * 32);
+        CHECK(a && b);
+        kern_panel_pack(&w, a);
+        kern_panel_pack(&z, b);
+        CHECK(memcmp(a, b, n) != 0);
+        for (int i = 0; i < R; i++) kern_panel_set_row(&w, (i * 11) % R, b);
+        CHECKF(!memcmp(a, b, n), "%s: the rows written one by one differ from the pack", q4 ? "q4" : "q8");
+        free(a);
+        free(b);
+        free(data);
+        free(zero);
+        free(sc);
+        free(bi);
+        free(zs);
+    }
+}

@@ -34,13 +34,14 @@ long cli_int(const char *opt, const char *v, long lo, long hi);
 
 /* The search options every suggesting command takes (--beam, --max-tokens,
  * --max-words, --max-steps, --cjk-steps, --min-prob, --prior-weight,
- * --cache-weight) with
+ * --cache-weight, --cjk-cache-weight) with
  * their ranges from laya.h: if argv[i] is one, stores its value in *o and
  * returns the number of arguments used (2), else returns 0. Dies on a bad
  * value. */
 int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o);
 #define CLI_SEARCH_USAGE "[--beam B] [--max-tokens N] [--max-words N] [--max-steps N] [--cjk-steps N]\n" \
-    "                  [--min-prob P] [--prior-weight W] [--cache-weight W]"
+    "                  [--min-prob P] [--prior-weight W]\n" \
+    "                  [--cache-weight W] [--cjk-cache-weight W]"
 
 /* Seconds on the monotonic clock (for durations). */
 double cli_now_s(void);

@@ -99,7 +99,8 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
         double hi;
     } fopts[] = {{"--min-prob", "probability", offsetof(laya_search_opts, min_prob), 1},
                  {"--prior-weight", "weight", offsetof(laya_search_opts, prior_weight), 1},
-                 {"--cache-weight", "weight", offsetof(laya_search_opts, cache_weight), 0.9}};
+                 {"--cache-weight", "weight", offsetof(laya_search_opts, cache_weight), 0.9},
+                 {"--cjk-cache-weight", "weight", offsetof(laya_search_opts, cjk_cache_weight), 0.9}};
     for (size_t j = 0; j < sizeof fopts / sizeof fopts[0]; j++) {
         if (strcmp(a, fopts[j].name)) continue;
         char *end;

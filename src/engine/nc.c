@@ -31,6 +31,24 @@
  * H; 0 (no cache) where neither does. */
 static int nc_group(int H) { return H % 64 == 0 ? 64 : H % 32 == 0 ? 32 : 0; }
 
+/* The ring holds NC_SLACK slots beyond the window, so that a rewind of up
+ * to NC_SLACK tokens finds every position of its window still there once
+ * the text is fed again; a longer jump back leaves the window short of the
+ * positions it overwrote until they scroll out. The vector kernels read it
+ * in panel form (kern.h), re-packed for each row written, and a query
+ * takes every slot in one product (the rows outside the window are
+ * computed and ignored: cheaper than a product per run). */
+enum { NC_SLACK = 64 };
+
+static int nc_cap(int m) { return m + NC_SLACK; }
+
+static qmat nc_ring(const laya_session *s) {
+    const int H = s->cfg.H, G = nc_group(H);
+    qmat w = {.type = QT_Q8, .rows = nc_cap(s->nc_m), .cols = H, .group = G, .data = s->nc_q,
+              .scales = s->nc_sc, .biases = s->nc_bi, .panel = s->nc_panel};
+    return w;
+}
+
 laya_status engine_nc_init(laya_session *s, int m) {
     free(s->nc_q);
     free(s->nc_sc);
@@ -39,6 +57,8 @@ laya_status engine_nc_init(laya_session *s, int m) {
     free(s->nc_acc);
     free(s->nc_sim);
     free(s->nc_touch);
+    free(s->nc_panel);
+    s->nc_panel = NULL;
     s->nc_q = NULL;
     s->nc_sc = s->nc_bi = s->nc_acc = s->nc_sim = NULL;
     s->nc_pos = NULL;
@@ -47,7 +67,7 @@ laya_status engine_nc_init(laya_session *s, int m) {
     const int H = s->cfg.H;
     const int G = nc_group(H);
     if (m <= 0 || !G) return LAYA_OK;
-    const int cap = 2 * m;  /* slots: the window of m positions, and m more that a rewind may need */
+    const int cap = nc_cap(m);
     s->nc_q = malloc((size_t)cap * (size_t)H);
     s->nc_sc = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
     s->nc_bi = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
@@ -61,6 +81,21 @@ laya_status engine_nc_init(laya_session *s, int m) {
     }
     for (int i = 0; i < cap; i++) s->nc_pos[i] = -1;
     s->nc_m = m;
+    /* The panel form, where the kernels have one for this shape. */
+    qmat v = nc_ring(s);
+    const size_t bytes = kern_panel_bytes(&v);
+    if (bytes) {
+        void *mem = NULL;
+        if (posix_memalign(&mem, 64, bytes)) {
+            engine_nc_init(s, 0);
+            return LAYA_ERR_NOMEM;
+        }
+        memset(s->nc_q, 0, (size_t)cap * (size_t)H);
+        memset(s->nc_sc, 0, (size_t)cap * (size_t)(H / G) * sizeof(float));
+        memset(s->nc_bi, 0, (size_t)cap * (size_t)(H / G) * sizeof(float));
+        kern_panel_pack(&v, mem);
+        s->nc_panel = mem;
+    }
     return LAYA_OK;
 }
 
@@ -68,7 +103,7 @@ void engine_nc_record(laya_session *s) {
     if (!s->nc_m) return;
     const int H = s->cfg.H, G = nc_group(H), NG = H / G;
     int64_t p = s->cur.st.n;
-    int slot = (int)(p % (2 * s->nc_m));
+    int slot = (int)(p % nc_cap(s->nc_m));
     float *u = s->nc_sim;
     double nr = 0;
     for (int h = 0; h < H; h++) nr += (double)s->cur.y[h] * s->cur.y[h];
@@ -81,10 +116,15 @@ void engine_nc_record(laya_session *s) {
         return;
     }
     s->nc_pos[slot] = p;
+    if (s->nc_panel) {
+        /* the row into its panel: the one place of the layout (kern_panel.c) */
+        qmat w = nc_ring(s);
+        kern_panel_set_row(&w, slot, s->nc_panel);
+    }
 }
 
 int engine_nc_on(const laya_session *s) {
-    return s->nc_m > 0 && s->ec.cache_weight > 0 && s->learn_on && !s->private_field;
+    return s->nc_m > 0 && s->nc_w > 0 && s->learn_on && !s->private_field;
 }
 
 typedef struct {
@@ -105,29 +145,17 @@ void engine_nc_ensure(laya_session *s, node *nd) {
     double nr = 0;
     for (int h = 0; h < H; h++) nr += (double)nd->c.y[h] * nd->c.y[h];
     const float scale = (float)((double)ENGINE_NC_THETA / sqrt(nr + 1e-20));
-    /* The window's slots against y: one product per contiguous run of the
-     * ring (two where it wraps). A slot is in use if it holds a position
-     * in [lo, n): written by engine_nc_record since the last rewind past
-     * it. The ring holds twice the window, so that a rewind of up to
-     * nc_m tokens finds every position of its window still there once the
-     * text is fed again (a longer jump back leaves the window short of
-     * the positions it overwrote until they scroll out). */
-    const int cap = 2 * s->nc_m;
+    /* Every slot against y in one product; a slot is in the window if it
+     * holds a position in [lo, n) (written by engine_nc_record since the
+     * last rewind past it). */
+    const int cap = nc_cap(s->nc_m);
     const int first = (int)(lo % cap), len = (int)(n - lo);
+    qmat w = nc_ring(s);
+    kern_get()->matvec(&w, nd->c.y, s->nc_sim);
     float mx = -INFINITY;
-    for (int at = first, left = len; left > 0;) {
-        const int rows = at + left <= cap ? left : cap - at;
-        const int NG = H / nc_group(H);
-        qmat w = {.type = QT_Q8, .rows = rows, .cols = H, .group = nc_group(H),
-                  .data = s->nc_q + (size_t)at * (size_t)H, .scales = s->nc_sc + (size_t)at * NG,
-                  .biases = s->nc_bi + (size_t)at * NG};
-        kern_get()->matvec(&w, nd->c.y, s->nc_sim + at);
-        for (int i = at; i < at + rows; i++) {
-            s->nc_sim[i] = s->nc_pos[i] >= lo && s->nc_pos[i] < n ? s->nc_sim[i] * scale : -INFINITY;
-            if (s->nc_sim[i] > mx) mx = s->nc_sim[i];
-        }
-        left -= rows;
-        at = 0;
+    for (int i = 0; i < cap; i++) {
+        s->nc_sim[i] = s->nc_pos[i] >= lo && s->nc_pos[i] < n ? s->nc_sim[i] * scale : -INFINITY;
+        if (s->nc_sim[i] > mx) mx = s->nc_sim[i];
     }
     if (mx == -INFINITY) return;
     double z = 0;
@@ -163,13 +191,13 @@ void engine_nc_mark(laya_session *s, const node *nd, int on) {
 
 double engine_nc_mix(const laya_session *s, int32_t id, double lpm, double l1m) {
     const double pc = s->nc_acc[id];
-    if (pc > 0) return log((1 - (double)s->ec.cache_weight) * exp(lpm) + (double)s->ec.cache_weight * pc);
+    if (pc > 0) return log((1 - (double)s->nc_w) * exp(lpm) + (double)s->nc_w * pc);
     return l1m + lpm;
 }
 
 double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm) {
     if (!engine_nc_on(s) || !nd->nc_n) return lpm;
-    const double lam = s->ec.cache_weight;
+    const double lam = s->nc_w;
     for (int i = 0; i < nd->nc_n; i++)
         if (nd->nc_id[i] == id) return log((1 - lam) * exp(lpm) + lam * nd->nc_p[i]);
     return log1p(-lam) + lpm;
@@ -179,5 +207,5 @@ double engine_nc_pend(const laya_session *s, const node *nd) {
     if (!engine_nc_on(s) || !nd->nc_n) return nd->pend;
     double pc = 0;
     for (int i = 0; i < nd->nc_n; i++) pc += (double)nd->nc_p[i] * s->wend[nd->nc_id[i]];
-    return (1 - s->ec.cache_weight) * nd->pend + s->ec.cache_weight * pc;
+    return (1 - (double)s->nc_w) * nd->pend + (double)s->nc_w * pc;
 }

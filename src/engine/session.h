@@ -165,8 +165,12 @@ struct laya_session {
      * nc_m positions of the stable text, each with the position it was
      * produced at (nc_pos; its target is tok[pos]); nc_m 0: off. */
     int nc_m;
-    uint8_t *nc_q;                  /* (nc_m, H) q8 codes of the unit vectors, */
-    float *nc_sc, *nc_bi;           /* (nc_m, H/NC_GROUP) their scales and biases */
+    float nc_w;                     /* the weight of this search: ec.cache_weight, or
+                                       ec.cjk_cache_weight after a CJK character */
+    uint8_t *nc_q;                  /* (nc_m + NC_SLACK, H) q8 codes of the unit vectors (a
+                                       ring a little longer than the window, nc.c), */
+    float *nc_sc, *nc_bi;           /* (nc_m, H/G) their scales and biases */
+    uint8_t *nc_panel;              /* the same in panel form (kern.h; NULL: none for this H) */
     int64_t *nc_pos;                /* (nc_m) */
     float *nc_acc;                  /* (V) zeroed scratch */
     float *nc_sim;                  /* (max(nc_m, H)) scratch */
@@ -205,7 +209,7 @@ int engine_node_next(const laya_session *s, int32_t id);
  * ENGINE_NC_THETA: the sharpness of its softmax over cosines (both chosen
  * in nc.c). engine_nc_init sizes it (m positions; 0: none);
  * engine_nc_record stores cur's output vector (feed); engine_nc_on:
- * whether the search mixes it in (ec.cache_weight > 0, learning on, not a
+ * whether the search mixes it in (its weight nc_w > 0, learning on, not a
  * private field);
  * engine_nc_ensure computes a node's cache distribution if stale;
  * engine_nc_lp mixes a model log-probability lpm of token id at node nd

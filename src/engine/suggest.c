@@ -356,7 +356,7 @@ static void expand_constrained(search *q, int bi) {
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
     const int nc = engine_nc_on(s) && nd->nc_n;  /* an empty cache mixes nothing in */
-    const double l1m = nc ? log1p(-(double)s->ec.cache_weight) : 0;
+    const double l1m = nc ? log1p(-(double)s->nc_w) : 0;
     if (nc) engine_nc_mark(s, nd, 1);
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
@@ -742,7 +742,9 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     if (s->nodes_ver != s->cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
     s->nodes[ENGINE_NODES].used = ++s->stamp;
     size_t last = utf8_prev(s->ctx, s->len);
-    q.budget = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last) ? s->ec.cjk_steps : s->ec.max_steps;
+    const int after_cjk = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last);
+    q.budget = after_cjk ? s->ec.cjk_steps : s->ec.max_steps;
+    s->nc_w = after_cjk ? s->ec.cjk_cache_weight : s->ec.cache_weight;
     q.steps_left = q.budget;
     /* Inside a CJK run the tail's characters are whole (an input method
      * commits them) and a token that covers part of it is the usual

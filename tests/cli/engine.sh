@@ -97,6 +97,7 @@ expect_fail "complete: -k out of range" "expects a whole number" "$LAYA" complet
 expect_fail "complete: --min-prob out of range" "expects a probability in 0..1" "$LAYA" complete --model "$M" --min-prob 1.5 "hi"
 expect_fail "complete: --prior-weight out of range" "expects a weight in 0..1" "$LAYA" complete --model "$M" --prior-weight -0.5 "hi"
 expect_fail "complete: --cache-weight out of range" "expects a weight in 0..0.9" "$LAYA" complete --model "$M" --cache-weight 0.95 "hi"
+expect_fail "complete: --cjk-cache-weight out of range" "expects a weight in 0..0.9" "$LAYA" complete --model "$M" --cjk-cache-weight -1 "hi"
 expect_fail "complete: missing text" "missing TEXT" "$LAYA" complete --model "$M"
 expect_fail "complete: two texts" "one TEXT" "$LAYA" complete --model "$M" "a" "b"
 printf 'not a model' >"$T/junk.safetensors"
