@@ -56,11 +56,12 @@ laya_status engine_nc_init(laya_session *s, int m) {
     free(s->nc_pos);
     free(s->nc_acc);
     free(s->nc_sim);
+    free(s->nc_x);
     free(s->nc_touch);
     free(s->nc_panel);
     s->nc_panel = NULL;
     s->nc_q = NULL;
-    s->nc_sc = s->nc_bi = s->nc_acc = s->nc_sim = NULL;
+    s->nc_sc = s->nc_bi = s->nc_acc = s->nc_sim = s->nc_x = NULL;
     s->nc_pos = NULL;
     s->nc_touch = NULL;
     s->nc_m = 0;
@@ -73,9 +74,11 @@ laya_status engine_nc_init(laya_session *s, int m) {
     s->nc_bi = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
     s->nc_pos = malloc((size_t)cap * sizeof(int64_t));
     s->nc_acc = calloc((size_t)s->cfg.V, sizeof(float));
-    s->nc_sim = malloc((size_t)(cap > H ? cap : H) * sizeof(float));  /* also the record's unit vector */
+    s->nc_sim = malloc((size_t)ENGINE_GEN_BEAMS * (size_t)(cap > H ? cap : H) * sizeof(float));  /* also the
+                                                                       record's unit vector */
+    s->nc_x = malloc((size_t)ENGINE_GEN_BEAMS * (size_t)H * sizeof(float));
     s->nc_touch = malloc((size_t)m * sizeof(int32_t));
-    if (!s->nc_q || !s->nc_sc || !s->nc_bi || !s->nc_pos || !s->nc_acc || !s->nc_sim || !s->nc_touch) {
+    if (!s->nc_q || !s->nc_sc || !s->nc_bi || !s->nc_pos || !s->nc_acc || !s->nc_sim || !s->nc_x || !s->nc_touch) {
         engine_nc_init(s, 0);
         return LAYA_ERR_NOMEM;
     }
@@ -134,28 +137,18 @@ typedef struct {
 
 static int mass_beats(const void *x, const void *y) { return ((const nc_entry *)x)->mass > ((const nc_entry *)y)->mass; }
 
-void engine_nc_ensure(laya_session *s, node *nd) {
-    if (!engine_nc_on(s) || nd->nc_ver == s->cur_ver + 1) return;
-    nd->nc_ver = s->cur_ver + 1;
-    nd->nc_n = 0;
-    const int H = s->cfg.H;
-    const int64_t n = s->cur.st.n;
-    int64_t lo = n - s->nc_m > 1 ? n - s->nc_m : 1;
-    if (lo > n - 1) return;
-    double nr = 0;
-    for (int h = 0; h < H; h++) nr += (double)nd->c.y[h] * nd->c.y[h];
-    const float scale = (float)((double)ENGINE_NC_THETA / sqrt(nr + 1e-20));
-    /* Every slot against y in one product; a slot is in the window if it
-     * holds a position in [lo, n) (written by engine_nc_record since the
-     * last rewind past it). */
+/* nd's cache distribution from its similarities sim (cap, raw dot
+ * products with the ring's unit vectors) and its norm's scale, over the
+ * window [lo, n) of the ring (len positions from slot first). */
+static void nc_dist(laya_session *s, node *nd, float *sim, float scale, int64_t lo, int64_t n) {
     const int cap = nc_cap(s->nc_m);
     const int first = (int)(lo % cap), len = (int)(n - lo);
-    qmat w = nc_ring(s);
-    kern_get()->matvec(&w, nd->c.y, s->nc_sim);
+    /* a slot is in the window if it holds a position in [lo, n) (written
+     * by engine_nc_record since the last rewind past it) */
     float mx = -INFINITY;
     for (int i = 0; i < cap; i++) {
-        s->nc_sim[i] = s->nc_pos[i] >= lo && s->nc_pos[i] < n ? s->nc_sim[i] * scale : -INFINITY;
-        if (s->nc_sim[i] > mx) mx = s->nc_sim[i];
+        sim[i] = s->nc_pos[i] >= lo && s->nc_pos[i] < n ? sim[i] * scale : -INFINITY;
+        if (sim[i] > mx) mx = sim[i];
     }
     if (mx == -INFINITY) return;
     double z = 0;
@@ -163,8 +156,8 @@ void engine_nc_ensure(laya_session *s, node *nd) {
     for (int k = 0; k < len; k++) {
         const int i = (first + k) % cap;
         /* (terms below e^-16 of the largest, 1e-7 each, are left out) */
-        if (!(s->nc_sim[i] >= mx - 16)) continue;
-        float e = expf(s->nc_sim[i] - mx);
+        if (!(sim[i] >= mx - 16)) continue;
+        float e = expf(sim[i] - mx);
         z += e;
         int32_t t = s->tok[s->nc_pos[i]];
         if (s->nc_acc[t] == 0) s->nc_touch[nt++] = t;
@@ -184,6 +177,43 @@ void engine_nc_ensure(laya_session *s, node *nd) {
     for (int i = 0; i < nt; i++) s->nc_acc[s->nc_touch[i]] = 0;
     nd->nc_n = nb;
 }
+
+/* Scores todo[0..m) together: every slot against their vectors in one
+ * pass over the ring. */
+static void nc_score(laya_session *s, node *const *todo, int m, int64_t lo, int64_t n) {
+    const int H = s->cfg.H, cap = nc_cap(s->nc_m);
+    for (int j = 0; j < m; j++) memcpy(s->nc_x + (size_t)j * H, todo[j]->c.y, (size_t)H * sizeof(float));
+    qmat w = nc_ring(s);
+    kern_get()->matmat(&w, s->nc_x, m, s->nc_sim);
+    for (int j = 0; j < m; j++) {
+        double nr = 0;
+        for (int h = 0; h < H; h++) nr += (double)todo[j]->c.y[h] * todo[j]->c.y[h];
+        const float scale = (float)((double)ENGINE_NC_THETA / sqrt(nr + 1e-20));
+        nc_dist(s, todo[j], s->nc_sim + (size_t)j * cap, scale, lo, n);
+    }
+}
+
+void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
+    if (!engine_nc_on(s)) return;
+    const int64_t n = s->cur.st.n, lo = n - s->nc_m > 1 ? n - s->nc_m : 1;
+    node *todo[ENGINE_GEN_BEAMS];
+    int m = 0;
+    for (int i = 0; i < n_nodes; i++) {
+        node *nd = nds[i];
+        if (nd->nc_ver == s->cur_ver + 1) continue;  /* fresh, or a repeat */
+        nd->nc_ver = s->cur_ver + 1;
+        nd->nc_n = 0;
+        if (lo > n - 1) continue;  /* nothing in the window yet */
+        todo[m++] = nd;
+        if (m == ENGINE_GEN_BEAMS) {
+            nc_score(s, todo, m, lo, n);
+            m = 0;
+        }
+    }
+    if (m) nc_score(s, todo, m, lo, n);
+}
+
+void engine_nc_ensure(laya_session *s, node *nd) { engine_nc_ensure_batch(s, &nd, 1); }
 
 void engine_nc_mark(laya_session *s, const node *nd, int on) {
     for (int i = 0; i < nd->nc_n; i++) s->nc_acc[nd->nc_id[i]] = on ? nd->nc_p[i] : 0;

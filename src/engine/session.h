@@ -173,7 +173,8 @@ struct laya_session {
     uint8_t *nc_panel;              /* the same in panel form (kern.h; NULL: none for this H) */
     int64_t *nc_pos;                /* (nc_m) */
     float *nc_acc;                  /* (V) zeroed scratch */
-    float *nc_sim;                  /* (max(nc_m, H)) scratch */
+    float *nc_sim;                  /* (B, max(ring, H)) scratch: similarities */
+    float *nc_x;                    /* (B, H) scratch: the vectors scored together */
     int32_t *nc_touch;              /* (nc_m) scratch */
 
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
@@ -221,6 +222,9 @@ laya_status engine_nc_init(laya_session *s, int m);
 void engine_nc_record(laya_session *s);
 int engine_nc_on(const laya_session *s);
 void engine_nc_ensure(laya_session *s, node *nd);
+/* The same for up to n nodes at once (repeats and fresh ones skipped): one
+ * pass over the ring for every ENGINE_GEN_BEAMS of them. */
+void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n);
 double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm);
 /* The same for many ids of one node: engine_nc_mark(s, nd, 1) writes the
  * node's cache probabilities into s->nc_acc, engine_nc_mix(s, id, lpm,

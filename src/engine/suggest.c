@@ -762,6 +762,12 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     for (int iter = 0;; iter++) {
         q.np = 0;
         summarize_free(&q, nb);
+        /* the cache's distributions of this depth's nodes, in one batch */
+        node *nds[ENGINE_GEN_BEAMS];
+        int nn = 0;
+        for (int i = 0; i < nb; i++)
+            if (s->beams[0][i].node >= 0) nds[nn++] = &s->nodes[s->beams[0][i].node];
+        engine_nc_ensure_batch(s, nds, nn);
         for (int i = 0; i < nb; i++) {
             if (s->beams[0][i].node < 0) continue;  /* a hopeless leaf */
             if (s->beams[0][i].r < q.m) expand_constrained(&q, i);
