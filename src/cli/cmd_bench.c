@@ -250,8 +250,9 @@ int cmd_bench(int argc, char **argv) {
            model_path, c.vocab, c.hidden, c.embed, c.layers, c.window, c.kernels, cfg.beam, cfg.max_tokens, cfg.max_steps,
            cfg.cjk_steps);
     if (mem)
-        printf("learning on: memory %s%s%s (%zu bytes committed first)\n", laya_memory_path(mem),
-               history ? ", history " : "", history ? history : "", hist_bytes);
+        printf("learning on: memory %s%s%s (%zu bytes committed first); continuous cache weight %.2f (%.2f after CJK)\n",
+               laya_memory_path(mem), history ? ", history " : "", history ? history : "", hist_bytes,
+               (double)cfg.cache_weight, (double)cfg.cjk_cache_weight);
     printf("%-10s %7s %8s %8s %8s %8s %7s %5s %7s %7s  %s\n", "text", "keys", "p50 ms", "p99 ms", "max ms",
            "mean ms", "steps", "max", "logits", "shown", "source");
     static const char *const defaults[][2] = {{"data/corpus/en/valid.txt", "bench/texts/en.txt"},
