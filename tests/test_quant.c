@@ -462,10 +462,10 @@ TEST(quant_x_avx2_equals_ref) {
                 }
 }
 
-/* kern_panel_set_row: writing every row of a q8 and a q4 matrix one at a
+/* kern_panel_write_row: writing every row of a q8 and a q4 matrix one at a
  * time, in a scrambled order, into a form packed from another matrix of
  * the same shape gives exactly kern_panel_pack's bytes. */
-TEST(quant_panel_set_row_equals_pack) {
+TEST(quant_panel_write_row_equals_pack) {
     uint32_t st = 9;
     for (int q4 = 0; q4 < 2; q4++) {
         const int R = 37, C = 128, G = 64, NG = C / G;
@@ -491,7 +491,10 @@ TEST(quant_panel_set_row_equals_pack) {
         kern_panel_pack(&w, a);
         kern_panel_pack(&z, b);
         CHECK(memcmp(a, b, n) != 0);
-        for (int i = 0; i < R; i++) kern_panel_set_row(&w, (i * 11) % R, b);
+        for (int i = 0; i < R; i++) {
+            int r = (i * 11) % R;
+            kern_panel_write_row(&w, r, data + (size_t)r * rb, sc + (size_t)r * NG, bi + (size_t)r * NG, b);
+        }
         CHECKF(!memcmp(a, b, n), "%s: the rows written one by one differ from the pack", q4 ? "q4" : "q8");
         free(a);
         free(b);

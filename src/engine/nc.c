@@ -35,70 +35,62 @@ static int nc_group(int H) { return H % 64 == 0 ? 64 : H % 32 == 0 ? 32 : 0; }
  * to NC_SLACK tokens finds every position of its window still there once
  * the text is fed again; a longer jump back leaves the window short of the
  * positions it overwrote until they scroll out. The vector kernels read it
- * in panel form (kern.h), re-packed for each row written, and a query
+ * in panel form (kern.h), the only form it is kept in, and a query
  * takes every slot in one product (the rows outside the window are
  * computed and ignored: cheaper than a product per run). */
 enum { NC_SLACK = 64 };
 
+/* Nodes scored in one pass: the kernels take four vectors a pass (kern.h). */
+enum { NC_BATCH = 4 };
+
 static int nc_cap(int m) { return m + NC_SLACK; }
 
 static qmat nc_ring(const laya_session *s) {
-    const int H = s->cfg.H, G = nc_group(H);
-    qmat w = {.type = QT_Q8, .rows = nc_cap(s->nc_m), .cols = H, .group = G, .data = s->nc_q,
-              .scales = s->nc_sc, .biases = s->nc_bi, .panel = s->nc_panel};
+    const int H = s->cfg.H;
+    qmat w = {.type = QT_Q8, .rows = nc_cap(s->nc_m), .cols = H, .group = nc_group(H), .panel = s->nc_panel};
     return w;
 }
 
 laya_status engine_nc_init(laya_session *s, int m) {
-    free(s->nc_q);
-    free(s->nc_sc);
-    free(s->nc_bi);
+    free(s->nc_panel);
+    free(s->nc_rowq);
+    free(s->nc_rowsb);
     free(s->nc_pos);
     free(s->nc_acc);
     free(s->nc_sim);
     free(s->nc_x);
     free(s->nc_touch);
-    free(s->nc_panel);
-    s->nc_panel = NULL;
-    s->nc_q = NULL;
-    s->nc_sc = s->nc_bi = s->nc_acc = s->nc_sim = s->nc_x = NULL;
+    s->nc_panel = s->nc_rowq = NULL;
+    s->nc_rowsb = s->nc_acc = s->nc_sim = s->nc_x = NULL;
     s->nc_pos = NULL;
     s->nc_touch = NULL;
     s->nc_m = 0;
-    const int H = s->cfg.H;
-    const int G = nc_group(H);
+    const int H = s->cfg.H, G = nc_group(H);
     if (m <= 0 || !G) return LAYA_OK;
     const int cap = nc_cap(m);
-    s->nc_q = malloc((size_t)cap * (size_t)H);
-    s->nc_sc = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
-    s->nc_bi = malloc((size_t)cap * (size_t)(H / G) * sizeof(float));
+    /* The ring lives in the kernels' panel form only (a shape without one,
+     * H > 4096, has no cache); all zero is an empty ring. */
+    qmat v = {.type = QT_Q8, .rows = cap, .cols = H, .group = G};
+    const size_t bytes = kern_panel_bytes(&v);
+    if (!bytes) return LAYA_OK;
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, bytes)) return LAYA_ERR_NOMEM;
+    memset(mem, 0, bytes);
+    s->nc_panel = mem;
+    s->nc_rowq = malloc((size_t)H);
+    s->nc_rowsb = malloc(2 * (size_t)(H / G) * sizeof(float));
     s->nc_pos = malloc((size_t)cap * sizeof(int64_t));
     s->nc_acc = calloc((size_t)s->cfg.V, sizeof(float));
-    s->nc_sim = malloc((size_t)ENGINE_GEN_BEAMS * (size_t)(cap > H ? cap : H) * sizeof(float));  /* also the
-                                                                       record's unit vector */
-    s->nc_x = malloc((size_t)ENGINE_GEN_BEAMS * (size_t)H * sizeof(float));
+    s->nc_sim = malloc((size_t)NC_BATCH * (size_t)(cap > H ? cap : H) * sizeof(float));  /* also the
+                                                                               record's unit vector */
+    s->nc_x = malloc((size_t)NC_BATCH * (size_t)H * sizeof(float));
     s->nc_touch = malloc((size_t)m * sizeof(int32_t));
-    if (!s->nc_q || !s->nc_sc || !s->nc_bi || !s->nc_pos || !s->nc_acc || !s->nc_sim || !s->nc_x || !s->nc_touch) {
+    if (!s->nc_rowq || !s->nc_rowsb || !s->nc_pos || !s->nc_acc || !s->nc_sim || !s->nc_x || !s->nc_touch) {
         engine_nc_init(s, 0);
         return LAYA_ERR_NOMEM;
     }
     for (int i = 0; i < cap; i++) s->nc_pos[i] = -1;
     s->nc_m = m;
-    /* The panel form, where the kernels have one for this shape. */
-    qmat v = nc_ring(s);
-    const size_t bytes = kern_panel_bytes(&v);
-    if (bytes) {
-        void *mem = NULL;
-        if (posix_memalign(&mem, 64, bytes)) {
-            engine_nc_init(s, 0);
-            return LAYA_ERR_NOMEM;
-        }
-        memset(s->nc_q, 0, (size_t)cap * (size_t)H);
-        memset(s->nc_sc, 0, (size_t)cap * (size_t)(H / G) * sizeof(float));
-        memset(s->nc_bi, 0, (size_t)cap * (size_t)(H / G) * sizeof(float));
-        kern_panel_pack(&v, mem);
-        s->nc_panel = mem;
-    }
     return LAYA_OK;
 }
 
@@ -112,18 +104,15 @@ void engine_nc_record(laya_session *s) {
     for (int h = 0; h < H; h++) nr += (double)s->cur.y[h] * s->cur.y[h];
     float inv = (float)(1.0 / sqrt(nr + 1e-20));
     for (int h = 0; h < H; h++) u[h] = s->cur.y[h] * inv;
-    /* A unit vector quantizes (its entries are finite and at most 1). */
-    if (quant_quantize(u, 1, H, 8, G, s->nc_q + (size_t)slot * (size_t)H, s->nc_sc + (size_t)slot * NG,
-                       s->nc_bi + (size_t)slot * NG, NULL, 0) != LAYA_OK) {
+    /* A unit vector quantizes (its entries are finite and at most 1); the
+     * row then goes into its panel (kern_panel.c holds the layout). */
+    if (quant_quantize(u, 1, H, 8, G, s->nc_rowq, s->nc_rowsb, s->nc_rowsb + NG, NULL, 0) != LAYA_OK) {
         s->nc_pos[slot] = -1;
         return;
     }
+    qmat w = nc_ring(s);
+    kern_panel_write_row(&w, slot, s->nc_rowq, s->nc_rowsb, s->nc_rowsb + NG, s->nc_panel);
     s->nc_pos[slot] = p;
-    if (s->nc_panel) {
-        /* the row into its panel: the one place of the layout (kern_panel.c) */
-        qmat w = nc_ring(s);
-        kern_panel_set_row(&w, slot, s->nc_panel);
-    }
 }
 
 int engine_nc_on(const laya_session *s) {
@@ -196,7 +185,7 @@ static void nc_score(laya_session *s, node *const *todo, int m, int64_t lo, int6
 void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
     if (!engine_nc_on(s)) return;
     const int64_t n = s->cur.st.n, lo = n - s->nc_m > 1 ? n - s->nc_m : 1;
-    node *todo[ENGINE_GEN_BEAMS];
+    node *todo[NC_BATCH];
     int m = 0;
     for (int i = 0; i < n_nodes; i++) {
         node *nd = nds[i];
@@ -205,7 +194,7 @@ void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
         nd->nc_n = 0;
         if (lo > n - 1) continue;  /* nothing in the window yet */
         todo[m++] = nd;
-        if (m == ENGINE_GEN_BEAMS) {
+        if (m == NC_BATCH) {
             nc_score(s, todo, m, lo, n);
             m = 0;
         }

@@ -167,14 +167,15 @@ struct laya_session {
     int nc_m;
     float nc_w;                     /* the weight of this search: ec.cache_weight, or
                                        ec.cjk_cache_weight after a CJK character */
-    uint8_t *nc_q;                  /* (nc_m + NC_SLACK, H) q8 codes of the unit vectors (a
-                                       ring a little longer than the window, nc.c), */
-    float *nc_sc, *nc_bi;           /* (nc_m, H/G) their scales and biases */
-    uint8_t *nc_panel;              /* the same in panel form (kern.h; NULL: none for this H) */
+    uint8_t *nc_panel;              /* (nc_m + NC_SLACK, H) the unit vectors in q8, in the
+                                       kernels' panel form (a ring a little longer than the
+                                       window, nc.c) */
+    uint8_t *nc_rowq;               /* (H) scratch: one row's codes, */
+    float *nc_rowsb;                /* (2 H/G) and its scales and biases */
     int64_t *nc_pos;                /* (nc_m) */
     float *nc_acc;                  /* (V) zeroed scratch */
-    float *nc_sim;                  /* (B, max(ring, H)) scratch: similarities */
-    float *nc_x;                    /* (B, H) scratch: the vectors scored together */
+    float *nc_sim;                  /* (NC_BATCH, max(ring, H)) scratch: similarities */
+    float *nc_x;                    /* (NC_BATCH, H) scratch: the vectors scored together */
     int32_t *nc_touch;              /* (nc_m) scratch */
 
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
@@ -222,8 +223,8 @@ laya_status engine_nc_init(laya_session *s, int m);
 void engine_nc_record(laya_session *s);
 int engine_nc_on(const laya_session *s);
 void engine_nc_ensure(laya_session *s, node *nd);
-/* The same for up to n nodes at once (repeats and fresh ones skipped): one
- * pass over the ring for every ENGINE_GEN_BEAMS of them. */
+/* The same for n nodes (repeats and fresh ones skipped): one pass over the
+ * ring for every four of them. */
 void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n);
 double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm);
 /* The same for many ids of one node: engine_nc_mark(s, nd, 1) writes the

@@ -53,11 +53,13 @@ size_t kern_panel_bytes(const qmat *w);
 /* Writes w's panel form into mem (kern_panel_bytes(w) bytes, 32-byte
  * aligned, caller-owned); the caller then sets w->panel = mem. */
 void kern_panel_pack(const qmat *w, void *mem);
-/* Writes row r of w's stored form (data, scales, biases) into the panel
- * form at mem, which kern_panel_pack made for w's shape: a matrix whose
- * rows change one at a time (the search's continuous cache) keeps its
- * panel form in step without packing it whole. */
-void kern_panel_set_row(const qmat *w, int32_t r, void *mem);
+/* Writes one row, r, into w's panel form at mem (which kern_panel_pack made
+ * for w's shape; w's type, rows, cols and group are read, not its data):
+ * its codes (quant_row_bytes), scales and biases (C/G each) in the stored
+ * form. A matrix whose rows change one at a time (the search's continuous
+ * cache) is kept in panel form only. */
+void kern_panel_write_row(const qmat *w, int32_t r, const uint8_t *codes, const float *scales, const float *biases,
+                          void *mem);
 /* Row r of w's panel form back in the stored form: codes (quant_row_bytes
  * of one row), scales and biases (C/G each); exactly what kern_panel_pack
  * read for that row. Needs w->panel, type, rows, cols and group only. */

@@ -29,18 +29,16 @@ size_t kern_panel_bytes(const qmat *w) {
     return NP * PR * (quant_row_bytes(w->type == QT_Q4 ? 4 : 8, w->cols) + 2 * NG * sizeof(float));
 }
 
-/* Writes row r of w's stored form into the panel form at mem. */
-static void pack_row(const qmat *w, int32_t r, void *mem) {
+void kern_panel_write_row(const qmat *w, int32_t r, const uint8_t *row, const float *scales, const float *biases,
+                          void *mem) {
     const int q4 = w->type == QT_Q4;
     const int32_t C = w->cols, NG = C / w->group;
-    const size_t rb = quant_row_bytes(q4 ? 4 : 8, C);
     qmat v = *w;
     v.panel = mem;
     kern_panel pv = kern_panel_view(&v);
     uint8_t *codes = mem;
     float *sc = (float *)(uintptr_t)pv.scales, *bi = (float *)(uintptr_t)pv.biases;
     const int32_t p = r / PR, lane = r % PR;
-    const uint8_t *row = (const uint8_t *)w->data + (size_t)r * rb;
     uint8_t *dst = codes + (size_t)p * pv.stride + 4 * (size_t)lane;
     if (!q4) {
         /* quad k of the row -> bytes 32k + 4 lane .. +3 of the panel */
@@ -55,17 +53,19 @@ static void pack_row(const qmat *w, int32_t r, void *mem) {
             }
     }
     for (int32_t g = 0; g < NG; g++) {
-        sc[((size_t)p * NG + g) * PR + lane] = w->scales[(size_t)r * NG + g];
-        bi[((size_t)p * NG + g) * PR + lane] = w->biases[(size_t)r * NG + g];
+        sc[((size_t)p * NG + g) * PR + lane] = scales[g];
+        bi[((size_t)p * NG + g) * PR + lane] = biases[g];
     }
 }
 
 void kern_panel_pack(const qmat *w, void *mem) {
+    const int32_t NG = w->cols / w->group;
+    const size_t rb = quant_row_bytes(w->type == QT_Q4 ? 4 : 8, w->cols);
     memset(mem, 0, kern_panel_bytes(w));
-    for (int32_t r = 0; r < w->rows; r++) pack_row(w, r, mem);
+    for (int32_t r = 0; r < w->rows; r++)
+        kern_panel_write_row(w, r, (const uint8_t *)w->data + (size_t)r * rb, w->scales + (size_t)r * NG,
+                             w->biases + (size_t)r * NG, mem);
 }
-
-void kern_panel_set_row(const qmat *w, int32_t r, void *mem) { pack_row(w, r, mem); }
 
 void kern_panel_row(const qmat *w, int32_t r, uint8_t *codes, float *scales, float *biases) {
     const int q4 = w->type == QT_Q4;
