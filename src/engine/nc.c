@@ -7,16 +7,19 @@
  * vector y, the cache's distribution is
  *     pc(w) = sum over p with tok[p] = w of softmax_p(theta * cos(y, y_p))
  * and the node's next-token probability becomes
- *     p(w) = (1 - lambda) p_model(w) + lambda pc(w).
- * A name or phrase that recurs in the document is then proposed where the
- * context resembles the one it followed before, even when the words around
- * it differ (where the n-gram memory of the typed text, blend.c, needs the
- * same words).
+ *     p(w) = (1 - lambda) p_model(w) + lambda pc(w),
+ * lambda the search's weight (nc_w: ec.cache_weight, or ec.cjk_cache_weight
+ * after a CJK character; suggest.c sets it per search). A name or phrase
+ * that recurs in the document is then proposed where the context resembles
+ * the one it followed before, even when the words around it differ (where
+ * the n-gram memory of the typed text, blend.c, needs the same words).
  *
- * The cache holds the last nc_m positions (a ring keyed by position; a
- * rewind needs nothing: only positions below cur's count are read, and
- * those were fed from the same tokens). A node keeps its cache distribution
- * (its ENGINE_NC_TOP most likely tokens) while cur is unchanged. */
+ * The window is the last nc_m positions (ENGINE_NC_SIZE), in a ring keyed
+ * by position: only positions below cur's count are read, and those were
+ * fed from the same tokens, so a rewind needs no bookkeeping (but see
+ * NC_SLACK). A node keeps its cache distribution (its ENGINE_NC_TOP most
+ * likely tokens) while cur is unchanged. Cost and the settings' choice:
+ * docs/RESULTS.md, "The continuous cache"; laya_bench nc_cache. */
 #include "engine/session.h"
 
 #include <math.h>
