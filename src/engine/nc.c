@@ -48,6 +48,13 @@ enum { NC_BATCH = 4 };
 
 static int nc_cap(int m) { return m + NC_SLACK; }
 
+/* 1 / |y| for an output vector y of H floats (0 maps to a huge finite). */
+static double nc_inv_norm(const float *y, int H) {
+    double nr = 0;
+    for (int h = 0; h < H; h++) nr += (double)y[h] * y[h];
+    return 1.0 / sqrt(nr + 1e-20);
+}
+
 static qmat nc_ring(const laya_session *s) {
     const int H = s->cfg.H;
     qmat w = {.type = QT_Q8, .rows = nc_cap(s->nc_m), .cols = H, .group = nc_group(H), .panel = s->nc_panel};
@@ -103,9 +110,7 @@ void engine_nc_record(laya_session *s) {
     int64_t p = s->cur.st.n;
     int slot = (int)(p % nc_cap(s->nc_m));
     float *u = s->nc_sim;
-    double nr = 0;
-    for (int h = 0; h < H; h++) nr += (double)s->cur.y[h] * s->cur.y[h];
-    float inv = (float)(1.0 / sqrt(nr + 1e-20));
+    const float inv = (float)nc_inv_norm(s->cur.y, H);
     for (int h = 0; h < H; h++) u[h] = s->cur.y[h] * inv;
     /* A unit vector quantizes (its entries are finite and at most 1); the
      * row then goes into its panel (kern_panel.c holds the layout). */
@@ -131,15 +136,15 @@ static int mass_beats(const void *x, const void *y) { return ((const nc_entry *)
 
 /* nd's cache distribution from its similarities sim (cap, raw dot
  * products with the ring's unit vectors) and its norm's scale, over the
- * window [lo, n) of the ring (len positions from slot first). */
+ * window [lo, n): the len slots from slot first, each counted if it holds
+ * its position (written by engine_nc_record since the last rewind past it). */
 static void nc_dist(laya_session *s, node *nd, float *sim, float scale, int64_t lo, int64_t n) {
     const int cap = nc_cap(s->nc_m);
     const int first = (int)(lo % cap), len = (int)(n - lo);
-    /* a slot is in the window if it holds a position in [lo, n) (written
-     * by engine_nc_record since the last rewind past it) */
     float mx = -INFINITY;
-    for (int i = 0; i < cap; i++) {
-        sim[i] = s->nc_pos[i] >= lo && s->nc_pos[i] < n ? sim[i] * scale : -INFINITY;
+    for (int k = 0; k < len; k++) {
+        const int i = (first + k) % cap;
+        sim[i] = s->nc_pos[i] == lo + k ? sim[i] * scale : -INFINITY;
         if (sim[i] > mx) mx = sim[i];
     }
     if (mx == -INFINITY) return;
@@ -178,9 +183,7 @@ static void nc_score(laya_session *s, node *const *todo, int m, int64_t lo, int6
     qmat w = nc_ring(s);
     kern_get()->matmat(&w, s->nc_x, m, s->nc_sim);
     for (int j = 0; j < m; j++) {
-        double nr = 0;
-        for (int h = 0; h < H; h++) nr += (double)todo[j]->c.y[h] * todo[j]->c.y[h];
-        const float scale = (float)((double)ENGINE_NC_THETA / sqrt(nr + 1e-20));
+        const float scale = (float)((double)ENGINE_NC_THETA * nc_inv_norm(todo[j]->c.y, H));
         nc_dist(s, todo[j], s->nc_sim + (size_t)j * cap, scale, lo, n);
     }
 }
@@ -205,24 +208,17 @@ void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
     if (m) nc_score(s, todo, m, lo, n);
 }
 
-void engine_nc_ensure(laya_session *s, node *nd) { engine_nc_ensure_batch(s, &nd, 1); }
-
 void engine_nc_mark(laya_session *s, const node *nd, int on) {
+    s->nc_mixing = on && engine_nc_on(s) && nd->nc_n;  /* an empty cache mixes nothing in */
+    if (s->nc_mixing) s->nc_l1m = log1p(-(double)s->nc_w);
     for (int i = 0; i < nd->nc_n; i++) s->nc_acc[nd->nc_id[i]] = on ? nd->nc_p[i] : 0;
 }
 
-double engine_nc_mix(const laya_session *s, int32_t id, double lpm, double l1m) {
+double engine_nc_mix(const laya_session *s, int32_t id, double lpm) {
+    if (!s->nc_mixing) return lpm;
     const double pc = s->nc_acc[id];
     if (pc > 0) return log((1 - (double)s->nc_w) * exp(lpm) + (double)s->nc_w * pc);
-    return l1m + lpm;
-}
-
-double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm) {
-    if (!engine_nc_on(s) || !nd->nc_n) return lpm;
-    const double lam = s->nc_w;
-    for (int i = 0; i < nd->nc_n; i++)
-        if (nd->nc_id[i] == id) return log((1 - lam) * exp(lpm) + lam * nd->nc_p[i]);
-    return log1p(-lam) + lpm;
+    return s->nc_l1m + lpm;
 }
 
 double engine_nc_pend(const laya_session *s, const node *nd) {

@@ -167,6 +167,8 @@ struct laya_session {
     int nc_m;
     float nc_w;                     /* the weight of this search: ec.cache_weight, or
                                        ec.cjk_cache_weight after a CJK character */
+    int nc_mixing;                  /* engine_nc_mark: a node's cache is in nc_acc */
+    double nc_l1m;                  /* then log(1 - nc_w) */
     uint8_t *nc_panel;              /* (nc_m + NC_SLACK, H) the unit vectors in q8, in the
                                        kernels' panel form (a ring a little longer than the
                                        window, nc.c) */
@@ -213,26 +215,21 @@ int engine_node_next(const laya_session *s, int32_t id);
  * engine_nc_record stores cur's output vector (feed); engine_nc_on:
  * whether the search mixes it in (its weight nc_w > 0, learning on, not a
  * private field);
- * engine_nc_ensure computes a node's cache distribution if stale;
- * engine_nc_lp mixes a model log-probability lpm of token id at node nd
- * (unchanged where the node's cache distribution is empty: no text yet);
- * engine_nc_pend the word-end mass. */
+ * engine_nc_ensure_batch computes the cache distributions of n nodes where
+ * stale (repeats and fresh ones skipped; one pass over the ring for every
+ * four); engine_nc_mark(s, nd, 1) makes node nd's the one
+ * engine_nc_mix(s, id, lpm) mixes into a model log-probability lpm of
+ * token id, in O(1) (lpm unchanged where the cache is off or the node's
+ * distribution is empty: no text yet), and engine_nc_mark(s, nd, 0) clears
+ * it; engine_nc_pend the node's word-end mass. */
 enum { ENGINE_NC_SIZE = 512 };
 #define ENGINE_NC_THETA 30.0f
 laya_status engine_nc_init(laya_session *s, int m);
 void engine_nc_record(laya_session *s);
 int engine_nc_on(const laya_session *s);
-void engine_nc_ensure(laya_session *s, node *nd);
-/* The same for n nodes (repeats and fresh ones skipped): one pass over the
- * ring for every four of them. */
 void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n);
-double engine_nc_lp(const laya_session *s, const node *nd, int32_t id, double lpm);
-/* The same for many ids of one node: engine_nc_mark(s, nd, 1) writes the
- * node's cache probabilities into s->nc_acc, engine_nc_mix(s, id, lpm,
- * log1p(-cache_weight)) then mixes in O(1), engine_nc_mark(s, nd, 0)
- * clears them. */
 void engine_nc_mark(laya_session *s, const node *nd, int on);
-double engine_nc_mix(const laya_session *s, int32_t id, double lpm, double l1m);
+double engine_nc_mix(const laya_session *s, int32_t id, double lpm);
 double engine_nc_pend(const laya_session *s, const node *nd);
 /* Allocates and frees the search scratch of a session (one block). */
 laya_status engine_search_init(laya_session *s);

@@ -329,8 +329,7 @@ static void expand_constrained(search *q, int bi) {
     }
     if (n == 0) return;
     float *lg = s->logits;
-    node *nd = &s->nodes[b->node];
-    engine_nc_ensure(s, nd);
+    const node *nd = &s->nodes[b->node];
     if (b->node == ENGINE_NODES && (s->root_logits_ok || n > V / 4)) {
         /* The root: its full logits serve every tail typed on the same state
          * (kept from summarize_free, or computed here once). */
@@ -355,9 +354,7 @@ static void expand_constrained(search *q, int bi) {
      * is all about the word typed; in one list of three the splits crowded
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
-    const int nc = engine_nc_on(s) && nd->nc_n;  /* an empty cache mixes nothing in */
-    const double l1m = nc ? log1p(-(double)s->nc_w) : 0;
-    if (nc) engine_nc_mark(s, nd, 1);
+    engine_nc_mark(s, nd, 1);  /* the node's cache distribution: engine_suggest's batch */
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
         if (q->split) start = q->np;
@@ -365,13 +362,12 @@ static void expand_constrained(search *q, int bi) {
             size_t tn;
             tok_bytes(tk, s->ids[i], &tn);
             if ((tn >= rn) != (pass == 0)) continue;
-            double lpm = (double)lg[i] - nd->lz;
-            double lp = b->lp + (nc ? engine_nc_mix(s, s->ids[i], lpm, l1m) : lpm);
+            double lp = b->lp + engine_nc_mix(s, s->ids[i], (double)lg[i] - nd->lz);
             if (pass == 0) q->pmass += exp(lp);
             pool_add(q, start, bi, s->ids[i], lp);
         }
     }
-    if (nc) engine_nc_mark(s, nd, 0);
+    engine_nc_mark(s, nd, 0);
 }
 
 /* The summary of a node's logits lg (V) that a free expansion needs: the
@@ -431,16 +427,16 @@ static void expand_free(search *q, int bi) {
     laya_session *s = q->s;
     const tok *tk = s->m->tok;
     const beam *b = &s->beams[0][bi];
-    node *nd = &s->nodes[b->node];
-    engine_nc_ensure(s, nd);
+    const node *nd = &s->nodes[b->node];  /* its cache distribution: engine_suggest's batch */
     emit(q, b, exp(b->lp) * engine_nc_pend(s, nd));
     if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
-    /* The node's best tokens, and the cache's (mixed: engine_nc_lp), best
+    /* The node's best tokens, and the cache's (mixed: engine_nc_mix), best
      * first. */
     expansion top[ENGINE_TOPN + ENGINE_NC_TOP];
     int ntop = 0;
+    engine_nc_mark(s, nd, 1);
     for (int i = 0; i < nd->nt; i++) {
-        expansion e = {.id = nd->top[i], .lp = engine_nc_lp(s, nd, nd->top[i], (double)nd->tv[i] - nd->lz)};
+        expansion e = {.id = nd->top[i], .lp = engine_nc_mix(s, nd->top[i], (double)nd->tv[i] - nd->lz)};
         topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
     }
     if (engine_nc_on(s)) {
@@ -456,10 +452,11 @@ static void expand_free(search *q, int bi) {
         }
         if (n) model_logits_ids(s->m, nd->c.y, ids, n, lgs);
         for (int i = 0; i < n; i++) {
-            expansion e = {.id = ids[i], .lp = engine_nc_lp(s, nd, ids[i], (double)lgs[i] - nd->lz)};
+            expansion e = {.id = ids[i], .lp = engine_nc_mix(s, ids[i], (double)lgs[i] - nd->lz)};
             topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
         }
     }
+    engine_nc_mark(s, nd, 0);
     int start = q->np, taken = 0;
     for (int i = 0; i < ntop && taken < q->width; i++) {
         size_t tn;
