@@ -152,6 +152,12 @@ TEST(engine_cache_proposes_what_followed_a_like_context) {
     suggest(off, ctx, y, sizeof y);
     CHECKF(!strncmp(x, "ine@", 4), "with the cache: '%s'", x);
     CHECKF(!strstr(y, "ine@"), "without: '%s'", y);
+    /* what follows a password prompt is never proposed from the cache,
+     * where the same text after another label is */
+    suggest(on, "Codename: Zephyrine\nOur project is late. The deadline for Zephyr", x, sizeof x);
+    CHECKF(!strncmp(x, "ine@", 4), "after a label: '%s'", x);
+    suggest(on, "Password: Zephyrine\nOur project is late. The deadline for Zephyr", x, sizeof x);
+    CHECKF(!strstr(x, "ine@"), "a secret proposed: '%s'", x);
     /* a private field is learning off, cache included */
     suggest(priv, ctx, x, sizeof x);
     suggest(nolearn, ctx, y, sizeof y);

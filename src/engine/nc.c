@@ -28,6 +28,7 @@
 
 #include "kern/kern.h"
 #include "kern/quant.h"
+#include "util/privacy.h"
 #include "util/topk.h"
 
 /* The q8 group of a model of width H: 64, or 32 where 64 does not divide
@@ -104,11 +105,30 @@ laya_status engine_nc_init(laya_session *s, int m) {
     return LAYA_OK;
 }
 
+/* 1 if a byte of stable token t lies in a secret: after a prompt for one
+ * on its line (util/privacy.h; the prompt's own last token counts too,
+ * erring as that rule errs). A token that spans a line break is judged on
+ * each line it touches. */
+static int nc_token_secret(const laya_session *s, int64_t t) {
+    const char *ctx = (const char *)s->ctx;
+    const size_t a = s->origin + (t > 0 ? s->tok_end[t - 1] : 0), b = s->origin + s->tok_end[t];
+    for (size_t i = a; i < b; i++)
+        if ((ctx[i] == '\n' || ctx[i] == '\r') && i > a && privacy_secret_typed(ctx, i)) return 1;
+    return privacy_secret_typed(ctx, b);
+}
+
 void engine_nc_record(laya_session *s) {
     if (!s->nc_m) return;
     const int H = s->cfg.H, G = nc_group(H), NG = H / G;
     int64_t p = s->cur.st.n;
-    int slot = (int)(p % nc_cap(s->nc_m));
+    const int cap = nc_cap(s->nc_m);
+    int slot = (int)(p % cap);
+    /* The token just consumed is the target of position p - 1: nothing
+     * typed in a private field or after a password prompt may be proposed
+     * again, so such a position leaves the window (the rule the memory's
+     * index keeps with privacy_redact, learn_index.c). */
+    if (p >= 2 && (s->private_field || nc_token_secret(s, p - 1)) && s->nc_pos[(p - 1) % cap] == p - 1)
+        s->nc_pos[(p - 1) % cap] = -1;
     float *u = s->nc_sim;
     const float inv = (float)nc_inv_norm(s->cur.y, H);
     for (int h = 0; h < H; h++) u[h] = s->cur.y[h] * inv;
