@@ -158,6 +158,18 @@ TEST(engine_cache_proposes_what_followed_a_like_context) {
     CHECKF(!strncmp(x, "ine@", 4), "after a label: '%s'", x);
     suggest(on, "Password: Zephyrine\nOur project is late. The deadline for Zephyr", x, sizeof x);
     CHECKF(!strstr(x, "ine@"), "a secret proposed: '%s'", x);
+    /* incognito: the cache is not consulted (as the typed text's memory is not) */
+    laya_memory *mem = NULL;
+    laya_session *inc = NULL;
+    CHECK(laya_memory_open(LEARN_STORE_IN_MEMORY, &mem, NULL, 0) == LAYA_OK);
+    CHECK(laya_session_new(m, &inc) == LAYA_OK && laya_session_set_memory(inc, mem) == LAYA_OK);
+    suggest(inc, ctx, x, sizeof x);
+    CHECKF(!strncmp(x, "ine@", 4), "with a memory: '%s'", x);
+    CHECK(laya_memory_set_incognito(mem, 1, NULL, 0) == LAYA_OK);
+    suggest(inc, ctx, x, sizeof x);
+    CHECKF(!strstr(x, "ine@"), "incognito: '%s'", x);
+    laya_session_free(inc);
+    laya_memory_free(mem);
     /* a private field is learning off, cache included */
     suggest(priv, ctx, x, sizeof x);
     suggest(nolearn, ctx, y, sizeof y);

@@ -290,6 +290,16 @@ static void merge(learn_result *a, const learn_result *b) {
  * the document at hand. */
 #define HISTORY_KAPPA 2.0
 
+int engine_memory_incognito(laya_session *s) {
+    laya_memory *mem = s->memory;
+    if (!mem) return 0;
+    learn_memory_lock(mem);
+    learn_memory_sync(mem, NULL, 0);
+    int on = learn_memory_incognito(mem);
+    learn_memory_unlock(mem);
+    return on;
+}
+
 void engine_blend_memory(laya_session *s, int k) {
     if (!s->learn_on || s->private_field) return;
     learn_result r = {.order = -1}, h;

@@ -200,6 +200,10 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
  * of which will be shown; nothing changes when the session has no memory
  * or it proposes nothing. */
 void engine_blend_memory(laya_session *s, int k);
+/* blend.c: 1 while the session's memory is incognito (brought up to other
+ * processes' switches first), else 0: the text typed is then not learned
+ * from, by the unit memory or by the continuous cache. */
+int engine_memory_incognito(laya_session *s);
 /* blend.c: adds what the model file's next-word prior proposes (prior.h),
  * with trust ec.prior_weight; a candidate it has nothing for keeps its
  * probability, and nothing changes without a prior or at 0. */

@@ -741,7 +741,10 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     size_t last = utf8_prev(s->ctx, s->len);
     const int after_cjk = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last);
     q.budget = after_cjk ? s->ec.cjk_steps : s->ec.max_steps;
-    s->nc_w = after_cjk ? s->ec.cjk_cache_weight : s->ec.cache_weight;
+    /* the continuous cache's weight for this search: none while incognito */
+    s->nc_w = !s->learn_on || engine_memory_incognito(s) ? 0
+              : after_cjk                                ? s->ec.cjk_cache_weight
+                                                         : s->ec.cache_weight;
     q.steps_left = q.budget;
     /* Inside a CJK run the tail's characters are whole (an input method
      * commits them) and a token that covers part of it is the usual
