@@ -270,28 +270,147 @@ static json_t *op_incognito(proto *p, json_t *req) {
     return json_pack("{s:b,s:b}", "ok", 1, "incognito", now);
 }
 
-/* {"op":"forget","all":true} | {"op":"forget","since":UNIX_SECONDS} |
- * {"op":"forget","word":W}: removes those commits from the store and from
- * every process's suggestions. */
+/* {"op":"forget", and one of "all":true, "since":UNIX_SECONDS, "word":W or
+ * "text":T}: removes those commits (T: the commits that are exactly T, one
+ * entry of "list") from the store and from every process's suggestions,
+ * with the feedback entries that may hold a trace of them (include/laya.h). */
 static json_t *op_forget(proto *p, json_t *req) {
     json_t *err = NULL;
     if (!p->t.memory) return error("no memory: this server learns nothing (--no-learn)");
     json_t *since = json_object_get(req, "since");
-    size_t wl = 0;
+    size_t wl = 0, tl = 0;
     const char *word = get_str(req, "word", 1, &wl, &err);
+    if (err) return err;
+    const char *text = get_str(req, "text", 1, &tl, &err);
     if (err) return err;
     int all = get_bool(req, "all", 0, &err);
     if (all < 0) return err;
-    if (all + (since != NULL) + (word != NULL) != 1)
-        return error("forget takes one of \"all\":true, \"since\":<unix seconds> or \"word\":\"...\"");
+    if (all + (since != NULL) + (word != NULL) + (text != NULL) != 1)
+        return error("forget takes one of \"all\":true, \"since\":<unix seconds>, \"word\":\"...\" or \"text\":\"...\"");
     if (since && !json_is_integer(since)) return error("\"since\" must be unix seconds (an integer)");
     char msg[256] = "";
     int64_t removed = 0;
-    laya_status st = all ? laya_memory_forget_all(p->t.memory, &removed, msg, sizeof msg)
-                   : since ? laya_memory_forget_since(p->t.memory, json_integer_value(since), &removed, msg, sizeof msg)
-                           : laya_memory_forget_word(p->t.memory, word, wl, &removed, msg, sizeof msg);
+    laya_status st = all     ? laya_memory_forget_all(p->t.memory, &removed, msg, sizeof msg)
+                     : since ? laya_memory_forget_since(p->t.memory, json_integer_value(since), &removed, msg, sizeof msg)
+                     : word  ? laya_memory_forget_word(p->t.memory, word, wl, &removed, msg, sizeof msg)
+                             : laya_memory_forget_text(p->t.memory, text, tl, &removed, msg, sizeof msg);
     if (st != LAYA_OK) return error("forget: %s", *msg ? msg : laya_status_str(st));
     return json_pack("{s:b,s:I}", "ok", 1, "removed", (json_int_t)removed);
+}
+
+/* ---- list and export: what the memory holds ---- */
+
+/* Entries offset .. offset + limit - 1 of a listing go to arr (limit < 0:
+ * all); every entry is counted. */
+typedef struct {
+    json_t *arr;
+    int64_t n, offset, limit;
+    int failed;
+} listing;
+
+static int listing_take(listing *l, json_t *o) {
+    int keep = l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit);
+    l->n++;
+    if (!keep) {
+        json_decref(o);
+        return 0;
+    }
+    if (!o || json_array_append_new(l->arr, o)) l->failed = 1;
+    return l->failed;
+}
+
+/* Counts decay with use: three decimals, as `laya memory list` prints. */
+static double three_places(double x) { return floor(x * 1000 + 0.5) / 1000; }
+
+static int visit_commit(void *ctx, const char *text, size_t len, int64_t count, int64_t first, int64_t last) {
+    listing *l = ctx;
+    json_t *o = l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit)
+                    ? json_pack("{s:s%,s:I,s:I,s:I}", "text", text, len, "count", (json_int_t)count, "first",
+                                (json_int_t)first, "last", (json_int_t)last)
+                    : NULL;
+    return listing_take(l, o);
+}
+
+static int visit_feedback(void *ctx, const char *context, size_t clen, const char *text, size_t tlen,
+                          double ignored, double accepted, int64_t last) {
+    listing *l = ctx;
+    json_t *o = l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit)
+                    ? json_pack("{s:s%,s:s%,s:f,s:f,s:I}", "context", context, clen, "text", text, tlen, "ignored",
+                                three_places(ignored), "accepted", three_places(accepted), "last", (json_int_t)last)
+                    : NULL;
+    return listing_take(l, o);
+}
+
+/* One listing of the memory (feedback 0: the committed texts, 1: the
+ * feedback entries) into a new array; NULL with the error reply in *err. */
+static json_t *list_memory(proto *p, int feedback, int64_t offset, int64_t limit, int64_t *total, json_t **err) {
+    listing l = {.arr = json_array(), .offset = offset, .limit = limit};
+    if (!l.arr) {
+        *err = error("out of memory");
+        return NULL;
+    }
+    char msg[256] = "";
+    laya_status st = feedback ? laya_memory_list_feedback(p->t.memory, visit_feedback, &l, msg, sizeof msg)
+                              : laya_memory_list(p->t.memory, visit_commit, &l, msg, sizeof msg);
+    if (st != LAYA_OK || l.failed) {
+        json_decref(l.arr);
+        *err = error("list: %s", *msg ? msg : l.failed ? "out of memory" : laya_status_str(st));
+        return NULL;
+    }
+    *total = l.n;
+    return l.arr;
+}
+
+enum { LIST_DEFAULT = 100, LIST_MAX = 10000 };
+
+/* A nonnegative integer member (default def, at most max); -1 with *err set
+ * when it is something else. */
+static int64_t get_count(json_t *req, const char *key, int64_t def, int64_t max, json_t **err) {
+    json_t *v = json_object_get(req, key);
+    if (!v) return def;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max) {
+        *err = error("\"%s\" must be an integer in 0..%lld", key, (long long)max);
+        return -1;
+    }
+    return json_integer_value(v);
+}
+
+/* {"op":"list"[,"feedback":true][,"offset":N][,"limit":N]}: what the memory
+ * holds, as `laya memory list` shows it, most recent first: the distinct
+ * committed texts ({"text","count","first","last"}), or with "feedback" the
+ * feedback entries ({"context","text","ignored","accepted","last"}); the
+ * entries from offset (default 0), at most limit of them (default 100, at
+ * most 10000), and "total", how many there are. */
+static json_t *op_list(proto *p, json_t *req) {
+    json_t *err = NULL;
+    if (!p->t.memory) return error("no memory: this server learns nothing (--no-learn)");
+    int fb = get_bool(req, "feedback", 0, &err);
+    if (fb < 0) return err;
+    int64_t offset = get_count(req, "offset", 0, INT64_MAX, &err);
+    if (offset < 0) return err;
+    int64_t limit = get_count(req, "limit", LIST_DEFAULT, LIST_MAX, &err);
+    if (limit < 0) return err;
+    int64_t total = 0;
+    json_t *arr = list_memory(p, fb, offset, limit, &total, &err);
+    if (!arr) return err;
+    return json_pack("{s:o,s:I}", "entries", arr, "total", (json_int_t)total);
+}
+
+/* {"op":"export"}: everything the memory holds, as `laya memory export`
+ * writes it: {"commits":[...],"feedback":[...]}, each entry as "list" gives
+ * it. */
+static json_t *op_export(proto *p) {
+    json_t *err = NULL;
+    if (!p->t.memory) return error("no memory: this server learns nothing (--no-learn)");
+    int64_t nc = 0, nf = 0;
+    json_t *commits = list_memory(p, 0, 0, -1, &nc, &err);
+    if (!commits) return err;
+    json_t *fb = list_memory(p, 1, 0, -1, &nf, &err);
+    if (!fb) {
+        json_decref(commits);
+        return err;
+    }
+    return json_pack("{s:o,s:o}", "commits", commits, "feedback", fb);
 }
 
 /* {"op":"notes","query":Q[,"k":N]}: the notes best matching Q's words
@@ -339,6 +458,8 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (!strcmp(op, "commit")) return op_commit(p, owner, sid, req);
     if (!strcmp(op, "incognito")) return op_incognito(p, req);
     if (!strcmp(op, "forget")) return op_forget(p, req);
+    if (!strcmp(op, "list")) return op_list(p, req);
+    if (!strcmp(op, "export")) return op_export(p);
     if (!strcmp(op, "notes")) return op_notes(p, req);
     if (!strcmp(op, "reset")) {
         proto_slot *sl = proto_table_find(&p->t, owner, sid);
@@ -357,7 +478,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
         if (st != LAYA_OK) return error("score failed: %s", laya_status_str(st));
         return json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len);
     }
-    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset, score, incognito, forget or notes)", op);
+    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset, score, incognito, forget, list, export or notes)", op);
 }
 
 json_t *proto_parse(const char *line, size_t n, json_t **err) {

@@ -138,6 +138,35 @@ fb_serve
 check "incognito: no feedback kept" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>&1 | grep -q '^0 feedback entries'"
 "$LAYA" incognito off --memory "$FB" >/dev/null
 
+# The same through the protocol (docs/PROTOCOL.md, "The personal memory"):
+# list with paging, export, forget by exact text, and errors that name the
+# problem.
+PD=$T/proto.db
+printf '%s\n' '{"op":"commit","text":"Best regards, Tom"}' '{"op":"commit","text":"See you at noon"}' \
+    '{"op":"commit","text":"Best regards, Tom"}' '{"op":"suggest","context":"Dear Zeb","k":3}' \
+    '{"op":"feedback","accepted":-1}' '{"op":"list"}' '{"op":"list","offset":1,"limit":1}' \
+    '{"op":"list","feedback":true}' '{"op":"export"}' '{"op":"forget","text":"See you at noon"}' \
+    '{"op":"list"}' '{"op":"list","limit":10001}' '{"op":"list","offset":-1}' \
+    '{"op":"forget","text":"x","all":true}' |
+    "$LAYA" serve --stdio --memory "$PD" >"$T/proto.out" 2>/dev/null
+check "protocol: list, export and forget --text" python3 -c "
+import json
+r = [json.loads(l) for l in open('$T/proto.out', encoding='utf-8')]
+lst, page, fb, exp, fgt, after = r[5], r[6], r[7], r[8], r[9], r[10]
+assert lst['total'] == 2 and [e['text'] for e in lst['entries']] == ['Best regards, Tom', 'See you at noon'], lst
+assert lst['entries'][0]['count'] == 2 and set(lst['entries'][0]) == {'text', 'count', 'first', 'last'}
+assert page['total'] == 2 and [e['text'] for e in page['entries']] == ['See you at noon'], page
+assert fb['total'] >= 1 and all(e['context'] == 'Dear Zeb' and e['ignored'] == 1 for e in fb['entries']), fb
+assert exp['commits'] == lst['entries'] and exp['feedback'] == fb['entries'], exp
+assert fgt == {'ok': True, 'removed': 1}, fgt
+assert after['total'] == 1 and after['entries'][0]['text'] == 'Best regards, Tom', after
+assert '0..10000' in r[11]['error'] and 'offset' in r[12]['error'], r[11:13]
+assert 'one of' in r[13]['error'], r[13]
+"
+check "protocol: forget --text leaves no bytes" sh -c "! cat '$PD'* | grep -aq 'See you at noon'"
+printf '%s\n' '{"op":"list"}' '{"op":"export"}' | "$LAYA" serve --stdio --no-learn >"$T/nolearn.out" 2>/dev/null
+check "protocol: list without a memory says so" test "$(grep -c 'no memory' "$T/nolearn.out")" -eq 2
+
 # Bad input: a message that names the problem, nonzero status.
 fails_with "forget without a choice" "exactly one of" "$LAYA" memory forget
 fails_with "forget with two choices" "exactly one of" "$LAYA" memory forget --all --word x
