@@ -11,8 +11,13 @@
 #  - long one-author texts, where a document's own names and terms recur:
 #    UFO:AI's research reports to the Commander (valid-letters.txt), an
 #    Endless Sky campaign's dialogue and narration (valid-dialogue.txt),
-#    and the Chinese Cataclysm dialogue (zh/valid-dialogue.txt); the first
-#    LONG characters are typed (LONG_ZH in Chinese). Learning within one
+#    and the Chinese Cataclysm dialogue (zh/valid-dialogue.txt); and, from
+#    games no model trained on (scripts/corpus/everyday.py: data/eval,
+#    packages warzone2100-data and widelands-data, kept out of sources.json,
+#    so the model does not know their names already), Warzone 2100's
+#    campaign briefings in English and Chinese and Widelands' Empire
+#    campaign (Lutius's diary, Saledus and Amalea); the first LONG
+#    characters are typed (LONG_ZH in Chinese). Learning within one
 #    document needs length: these are where it can show.
 # The gain column is learning's first pass less the model alone, in points.
 # With FEEDBACK=1 (the default) the learning run is repeated with the typist
@@ -37,6 +42,9 @@ mkdir -p "$OUT"
 for f in data/corpus/en/valid.txt data/corpus/zh/valid.txt data/corpus/en/valid-letters.txt \
          data/corpus/en/valid-dialogue.txt data/corpus/zh/valid-dialogue.txt; do
     [ -s "$f" ] || { echo "learn_eval: $f missing (make corpus)" >&2; exit 1; }
+done
+for f in data/eval/en-warzone2100.txt data/eval/zh-warzone2100.txt data/eval/en-widelands.txt; do
+    [ -s "$f" ] || { echo "learn_eval: $f missing (python3 scripts/corpus/everyday.py)" >&2; exit 1; }
 done
 slice() {   # slice NAME FILE OFFSET
     tail -c +"$3" "$2" | tail -n +2 | head -c 6000 >"$OUT/$1.txt"
@@ -64,6 +72,19 @@ long long-en-letters-ufoai data/corpus/en/valid-letters.txt "One of the main com
     'NR>=29&&NR<=44 || NR>=62&&NR<=64 || NR>=66&&NR<=70 || NR>=205&&NR<=238 || NR>=244&&NR<=252 || NR>=267&&NR<=275 || NR>=281&&NR<=312'
 long long-en-dialogue-endless-sky data/corpus/en/valid-dialogue.txt "Joanne's Doubt" 'NR>=141&&NR<=266'
 long long-zh-dialogue-cataclysm data/corpus/zh/valid-dialogue.txt "这儿有谁来照顾你" 'NR>=1&&NR<=200'
+# The texts of everyday.py are copied whole (it writes them in story order);
+# checked by their first words the same way.
+whole() {   # whole NAME FILE EXPECTED-START
+    cp "$2" "$OUT/$1.txt"
+    case "$(head -c 200 "$OUT/$1.txt")" in
+    "$3"*) ;;
+    *) echo "learn_eval: $1 does not start with '$3': $2 changed (scripts/corpus/everyday.py)" >&2; exit 1 ;;
+    esac
+}
+whole long-en-briefings-warzone2100 data/eval/en-warzone2100.txt "Dusk, November 3rd, 2085"
+whole long-en-letters-widelands data/eval/en-widelands.txt "A Dark Night
+Diary of Lutius"
+whole long-zh-briefings-warzone2100 data/eval/zh-warzone2100.txt "2085年11月3日，黄昏"
 python3 -c '
 import random; random.seed(5)
 print("\n".join("".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(random.randint(3, 12))) for _ in range(1000)))' >"$OUT/junk.txt"
