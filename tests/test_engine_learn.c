@@ -97,15 +97,32 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     /* the typed text itself: a name that recurs in the document */
     laya_session *t = NULL;
     CHECK(laya_session_new(m, &t) == LAYA_OK && engine_set_learn(t, 1, NULL, 0) == LAYA_OK);
-    /* twice: a word seen once that the toy model finds improbable is junk */
     suggest(t, "I met Xavierra Plimpton today. Plimpton waved. Later Xavierra Pl", x, sizeof x);
     CHECKF(strstr(x, "impton") != NULL, "got '%s'", x);
-    /* once it is judged junk, and judged where it would be shown: the
-     * memory proposes it after its context (it would rank first), so the
-     * judgment that blend.c defers to the shown candidates must run */
+    /* once: still the document's own word (only the committed history is
+     * judged for junk) */
     laya_session_reset(t);
     suggest(t, "I met Xavierra Plimpton today. Later Xavierra Pl", x, sizeof x);
-    CHECKF(!strstr(x, "impton"), "junk proposed: '%s'", x);
+    CHECKF(strstr(x, "impton") != NULL, "the document's name not proposed: '%s'", x);
+    /* committed twice it is proposed from the history; once, it is judged
+     * junk, and judged where it would be shown: the memory proposes it after
+     * its context (it would rank first), so the judgment that blend.c
+     * defers to the shown candidates must run */
+    const char *met = "I met Xavierra Plimpton today.";
+    for (int twice = 1; twice >= 0; twice--) {
+        learn_index *hx = NULL;
+        laya_session *h = NULL;
+        CHECK(learn_index_new(8192, &hx) == LAYA_OK);
+        for (int i = 0; i <= twice; i++) CHECK(learn_index_add(hx, (const uint8_t *)met, strlen(met)) == LAYA_OK);
+        CHECK(laya_session_new(m, &h) == LAYA_OK && engine_set_learn(h, 1, hx, 0) == LAYA_OK);
+        suggest(h, "Later Xavierra Pl", x, sizeof x);
+        if (twice)
+            CHECKF(strstr(x, "impton") != NULL, "committed twice, not proposed: '%s'", x);
+        else
+            CHECKF(!strstr(x, "impton"), "junk proposed: '%s'", x);
+        laya_session_free(h);
+        learn_index_free(hx);
+    }
     /* ... but not what was typed after a password prompt (the same text
      * after a colon that asks for no secret is proposed), and nothing at
      * all while the cursor is in the secret */
@@ -125,6 +142,28 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     learn_index_free(ix);
     laya_model_free(m);
     free(params);
+}
+
+/* With the shipped model: a name of the document typed once, which the
+ * model scores as it scores key mashing ("Osei" 9.1 bits per byte), is
+ * proposed when it comes again (the typed text's memory does not judge
+ * junk; blend.c), the cache off so that the memory alone is tested. */
+TEST(engine_learn_completes_a_rare_name_of_the_document) {
+    char err[256];
+    laya_model *m = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    laya_search_opts o = laya_search_defaults();
+    o.cache_weight = o.cjk_cache_weight = 0;
+    CHECK(laya_session_set_search(s, &o) == LAYA_OK);
+    char x[512];
+    suggest(s, "Send it to Kwabena Osei. Ask Kwabena O", x, sizeof x);
+    CHECKF(strstr(x, "sei@") != NULL, "got '%s'", x);
+    suggest(s, "I met Kwabena Osei at the station. Later Kwab", x, sizeof x);
+    CHECKF(strstr(x, "ena@") != NULL, "got '%s'", x);
+    laya_session_free(s);
+    laya_model_free(m);
 }
 
 /* ---- the continuous cache (nc.c) ------------------------------------------ */

@@ -637,5 +637,6 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
         c->p = sl->p;
         c->count = sl->count;
         c->word_end = sl->word_end;
+        c->in_doc = 0;
     }
 }

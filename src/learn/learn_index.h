@@ -87,6 +87,8 @@ typedef struct {
     double p;        /* the memory's probability of it, 0..1 */
     int count;       /* matches (or, at order 0, occurrences of the word) behind it */
     int word_end;    /* 1: it ends where the word being typed ends */
+    int in_doc;      /* 1: the text being typed proposes it (set by the engine, blend.c;
+                        learn_index_query leaves 0) */
 } learn_cand;
 
 typedef struct {
