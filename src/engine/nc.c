@@ -156,30 +156,38 @@ static int mass_beats(const void *x, const void *y) { return ((const nc_entry *)
 
 /* nd's cache distribution from its similarities sim (cap, raw dot
  * products with the ring's unit vectors) and its norm's scale, over the
- * window [lo, n): the len slots from slot first, each counted if it holds
- * its position (written by engine_nc_record since the last rewind past it). */
+ * window [lo, n): the len slots from slot first (wrapping at the ring's
+ * end), each counted if it holds its position (written by engine_nc_record
+ * since the last rewind past it). The window is walked as its (at most
+ * two) runs of consecutive slots, so the loops index plainly. */
 static void nc_dist(laya_session *s, node *nd, float *sim, float scale, int64_t lo, int64_t n) {
     const int cap = nc_cap(s->nc_m);
     const int first = (int)(lo % cap), len = (int)(n - lo);
+    const int run0 = len < cap - first ? len : cap - first;   /* slots first .. first + run0 - 1 */
+    const int a[2] = {first, 0}, b[2] = {first + run0, len - run0};
+    const int64_t *pos = s->nc_pos;
     float mx = -INFINITY;
-    for (int k = 0; k < len; k++) {
-        const int i = (first + k) % cap;
-        sim[i] = s->nc_pos[i] == lo + k ? sim[i] * scale : -INFINITY;
-        if (sim[i] > mx) mx = sim[i];
+    for (int r = 0; r < 2; r++) {
+        const int64_t at = lo + (r ? run0 : 0) - a[r];   /* the position slot i holds: at + i */
+        for (int i = a[r]; i < b[r]; i++) {
+            const float v = pos[i] == at + i ? sim[i] * scale : -INFINITY;
+            sim[i] = v;
+            mx = v > mx ? v : mx;
+        }
     }
     if (mx == -INFINITY) return;
     double z = 0;
     int nt = 0;
-    for (int k = 0; k < len; k++) {
-        const int i = (first + k) % cap;
-        /* (terms below e^-16 of the largest, 1e-7 each, are left out) */
-        if (!(sim[i] >= mx - 16)) continue;
-        float e = expf(sim[i] - mx);
-        z += e;
-        int32_t t = s->tok[s->nc_pos[i]];
-        if (s->nc_acc[t] == 0) s->nc_touch[nt++] = t;
-        s->nc_acc[t] += e;
-    }
+    const float cut = mx - 16;   /* terms below e^-16 of the largest (1e-7 each) are left out */
+    for (int r = 0; r < 2; r++)
+        for (int i = a[r]; i < b[r]; i++) {
+            if (!(sim[i] >= cut)) continue;
+            float e = expf(sim[i] - mx);
+            z += e;
+            int32_t t = s->tok[pos[i]];
+            if (s->nc_acc[t] == 0) s->nc_touch[nt++] = t;
+            s->nc_acc[t] += e;
+        }
     /* The ENGINE_NC_TOP tokens of most mass. */
     nc_entry best[ENGINE_NC_TOP];
     int nb = 0;
