@@ -21,7 +21,11 @@
  *  - Context: the text before the cursor from the client's surrounding text
  *    where the client provides it, else the engine's own record of the keys
  *    typed since the last focus change, reset or cursor movement. Either is
- *    kept to its last MAX_RECORD bytes, cut at a character boundary.
+ *    kept to its last MAX_RECORD bytes, cut at a character boundary. After
+ *    a focus change IBus keeps the last field's surrounding text until the
+ *    client sends the new field's (ibus 1.5.27): it is not read until then
+ *    (surr_fresh), or the new field's first line would begin with the old
+ *    field's text, in the suggestions and in what is committed.
  *  - What is shown is what the decision (laya_decide) keeps of the
  *    suggestions: it is told every keystroke with its time (characters,
  *    backspaces, jumps), acceptances (Tab, Alt+N, clicks) and rejections
@@ -81,6 +85,9 @@ typedef struct {
     gint loc[4];               /* the client's last cursor rectangle: x, y, w, h */
     guint idle_id;             /* pending suggestion computation, 0 if none */
     gboolean typed_since;      /* keys typed or suggestions taken since the last commit */
+    gboolean surr_fresh;       /* the client sent its surrounding text since the focus came
+                                  (set_surrounding_text); until then IBus still holds the
+                                  last field's */
 } IBusLayaEngine;
 
 typedef struct {
@@ -418,7 +425,7 @@ static gboolean record_extends(const GString *r, const char *s, size_t len) {
  * keys still in flight; a record that extends it is kept. */
 static void sync_context(IBusLayaEngine *e) {
     IBusEngine *ie = (IBusEngine *)e;
-    if (!(ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT)) return;
+    if (!(ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) || !e->surr_fresh) return;
     IBusText *t = NULL;
     guint cursor = 0, anchor = 0;
     ibus_engine_get_surrounding_text(ie, &t, &cursor, &anchor);
@@ -440,6 +447,13 @@ static gboolean is_modifier(guint keyval) {
 
 static guint accept_keyval(settings_accept a) {
     return a == SETTINGS_ACCEPT_RIGHT ? IBUS_KEY_Right : a == SETTINGS_ACCEPT_END ? IBUS_KEY_End : IBUS_KEY_Tab;
+}
+
+/* The client's surrounding text: kept by IBus (the parent class), and from
+ * now on the focused field's. */
+static void set_surrounding_text(IBusEngine *ie, IBusText *text, guint cursor, guint anchor) {
+    IBUS_ENGINE_CLASS(ibus_laya_engine_parent_class)->set_surrounding_text(ie, text, cursor, anchor);
+    ((IBusLayaEngine *)ie)->surr_fresh = TRUE;
 }
 
 static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, guint state) {
@@ -550,6 +564,7 @@ static void property_activate(IBusEngine *ie, const gchar *name, guint state) {
 static void focus_in(IBusEngine *ie) {
     IBusLayaEngine *e = (IBusLayaEngine *)ie;
     forget(e);
+    e->surr_fresh = FALSE;
     refresh_settings(e);
     ibus_engine_register_properties(ie, class_of(e)->props);
     e->notice_off = FALSE;
@@ -583,6 +598,7 @@ static void ibus_laya_engine_class_init(IBusLayaEngineClass *k) {
     ec->process_key_event = process_key_event;
     ec->candidate_clicked = candidate_clicked;
     ec->set_cursor_location = set_cursor_location;
+    ec->set_surrounding_text = set_surrounding_text;
     ec->focus_in = focus_in;
     ec->focus_out = focus_out;
     ec->reset = reset;

@@ -136,13 +136,14 @@ def feedback(text):
     """(ignored, accepted) summed over the memory's feedback entries for the
     suggestion text after a context that ends with EN, as `laya memory list
     --feedback` reads the store (the engine writes its feedback there with
-    each commit: when a field loses the focus). Ends with, not is: right
-    after a focus change the engine may still hold the last field's
-    surrounding text, so the first list in a field can be keyed
-    "reBest re" instead of "Best re"."""
+    each commit: when a field loses the focus). The context is EN exactly:
+    each field's text starts with it, and the engine does not read the last
+    field's surrounding text, which IBus keeps after a focus change until
+    the client sends the new one (it once keyed the first list in a field
+    "reBest re")."""
     r = sh(laya, "memory", "list", "--feedback", "--json")
     rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
-    rows = [x for x in rows if x["text"] == text and x["context"].endswith(EN)]
+    rows = [x for x in rows if x["text"] == text and x["context"] == EN]
     return (sum(x["ignored"] for x in rows), sum(x["accepted"] for x in rows))
 
 
@@ -298,6 +299,15 @@ shown = ghost_is("enter", best)
 sh("xdotool", "key", "Return")   # the engine commits the line here
 ok = wait_for(lambda: feedback(best)[0] > after[0] + 0.9, 5)
 result("feedback: Enter passes the shown list over", shown and ok, (shown, after, feedback(best)))
+
+# --- each field's line is committed as it was typed there --------------------------
+# Every field above started empty and got EN first: a commit that holds EN
+# twice began with the last field's surrounding text, which IBus keeps
+# after a focus change until the client sends the new field's.
+r = sh(laya, "memory", "list", "--json")
+commits = [json.loads(line)["text"] for line in r.stdout.splitlines() if line.startswith("{")]
+result("commits: no field's line starts with the last field's text",
+       commits and not any(EN + EN in t for t in commits), commits)
 
 result("the engine process ran and is alive", sh("pgrep", "-f", "^" + engine).returncode == 0)
 cmd("quit")
