@@ -13,6 +13,7 @@
 #include "learn/learn_index.h"
 
 #include "util/privacy.h"
+#include "util/topk.h"
 #include "util/utf8.h"
 
 #include <math.h>
@@ -370,9 +371,16 @@ static const double REACH[LEARN_ORDER + 1] = {0.3, 0.3, 0.5, 0.7, 0.85};
 
 
 /* The hashes of the last (up to LEARN_ORDER) units of ctx[0..end), oldest
- * first, in hs; returns how many. *tb: the blanks after the last unit. */
-static int context_units(const uint8_t *ctx, size_t end, uint64_t *hs, size_t *tb) {
-    size_t start = end > 512 ? end - 512 : 0;
+ * first, in hs; returns how many. *tb: the blanks after the last unit.
+ * Units are read from at most CONTEXT_BYTES back, starting after a blank or
+ * line break (a unit never spans one, so the units from there on are those
+ * a read from further back finds). A window of 64 bytes, doubled while it
+ * holds fewer than LEARN_ORDER units, finds the same last units as one of
+ * CONTEXT_BYTES at a fraction of the reading (this ran twice per
+ * keystroke over 512 bytes). */
+enum { CONTEXT_BYTES = 512 };
+
+static int context_units_from(const uint8_t *ctx, size_t start, size_t end, uint64_t *hs, size_t *tb) {
     while (start > 0 && start < end && !blank(ctx[start - 1]) && ctx[start - 1] != '\n') start++;
     int m = 0;
     size_t last_end = start;
@@ -390,6 +398,14 @@ static int context_units(const uint8_t *ctx, size_t end, uint64_t *hs, size_t *t
     }
     *tb = end - last_end;
     return m;
+}
+
+static int context_units(const uint8_t *ctx, size_t end, uint64_t *hs, size_t *tb) {
+    for (size_t w = 64;; w *= 2) {
+        const size_t back = w < CONTEXT_BYTES ? w : CONTEXT_BYTES;
+        const int m = context_units_from(ctx, end > back ? end - back : 0, end, hs, tb);
+        if (m == LEARN_ORDER || back == CONTEXT_BYTES || back >= end) return m;
+    }
 }
 
 /* Continuation texts and their weights within one order. */
@@ -568,6 +584,14 @@ static void lookup(const learn_index *ix, const uint64_t *hs, int m, const uint8
     }
 }
 
+/* A slot of the tally by its probability (the query's ranking). */
+typedef struct {
+    double p;
+    int slot;
+} ranked;
+
+static int ranked_beats(const void *x, const void *y) { return ((const ranked *)x)->p > ((const ranked *)y)->p; }
+
 void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, double kappa,
                        learn_result *r) {
     memset(r, 0, sizeof *r);
@@ -617,20 +641,19 @@ void learn_index_query(const learn_index *ix, const uint8_t *ctx, size_t len, do
             if (conf > r->conf) r->conf = conf;
         }
     }
-    /* the best LEARN_MAX_CAND by probability, blanks-only texts dropped */
-    int order[TALLY_SLOTS], no = 0;
+    /* the best LEARN_MAX_CAND by probability, blanks-only texts dropped;
+     * earlier (more recent) first on ties (topk.h keeps arrival order) */
+    ranked best[LEARN_MAX_CAND];
+    int no = 0;
     for (int i = 0; i < t.n; i++) {
         int j = 0;
         while (j < t.s[i].len && blank(t.s[i].text[j])) j++;
-        if (t.s[i].p > 0 && j < t.s[i].len) order[no++] = i;
+        if (!(t.s[i].p > 0 && j < t.s[i].len)) continue;
+        ranked x = {.p = t.s[i].p, .slot = i};
+        topk_insert(best, sizeof *best, &no, LEARN_MAX_CAND, &x, ranked_beats);
     }
-    for (int i = 1; i < no; i++)   /* insertion sort, stable: earlier (more recent) first on ties */
-        for (int j = i; j > 0 && t.s[order[j]].p > t.s[order[j - 1]].p; j--) {
-            int x = order[j];
-            order[j] = order[j - 1], order[j - 1] = x;
-        }
-    for (int i = 0; i < no && r->n < LEARN_MAX_CAND; i++) {
-        const slot *sl = &t.s[order[i]];
+    for (int i = 0; i < no; i++) {
+        const slot *sl = &t.s[best[i].slot];
         learn_cand *c = &r->c[r->n++];
         memcpy(c->text, sl->text, (size_t)sl->len);
         c->len = sl->len;
