@@ -221,6 +221,28 @@ static void on_incognito(GtkToggleButton *b, settings_ui *u) {
                       : "Incognito is off: Laya learns from what you type again");
 }
 
+/* The feedback entries in the memory (what a forget also removes, with the
+ * commits it names), -1 if they cannot be read. */
+static int count_one(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
+                     int64_t last) {
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
+static int64_t feedback_entries(settings_ui *u) {
+    int64_t n = 0;
+    return laya_memory_list_feedback(u->mem, count_one, &n, NULL, 0) == LAYA_OK ? n : -1;
+}
+
+/* " and N feedback entries" when a forget took any (the count before, then). */
+static const char *feedback_gone(settings_ui *u, int64_t before, char *buf, size_t cap) {
+    int64_t after = before >= 0 ? feedback_entries(u) : -1;
+    buf[0] = 0;
+    if (after >= 0 && before > after)
+        snprintf(buf, cap, " and %lld feedback entr%s", (long long)(before - after), before - after == 1 ? "y" : "ies");
+    return buf;
+}
+
 static void on_forget(GtkButton *b, settings_ui *u) {
     GtkTreeSelection *sel = gtk_tree_view_get_selection(GTK_TREE_VIEW(u->view));
     GtkTreeModel *m;
@@ -231,12 +253,13 @@ static void on_forget(GtkButton *b, settings_ui *u) {
     gtk_tree_model_get(m, &it, COL_TEXT, &bytes, COL_SHOWN, &shown, -1);
     gsize len = 0;
     const char *text = g_bytes_get_data(bytes, &len);
-    int64_t removed = 0;
-    char err[512] = "";
+    int64_t removed = 0, fb0 = feedback_entries(u);
+    char err[512] = "", fb[64];
     if (laya_memory_forget_text(u->mem, text, len, &removed, err, sizeof err) != LAYA_OK)
         status(u, "Not forgotten: %s", err);
     else
-        status(u, "Forgot \u201c%s\u201d (%lld commit%s)", shown, (long long)removed, removed == 1 ? "" : "s");
+        status(u, "Forgot \u201c%s\u201d (%lld commit%s%s)", shown, (long long)removed, removed == 1 ? "" : "s",
+               feedback_gone(u, fb0, fb, sizeof fb));
     g_bytes_unref(bytes);
     g_free(shown);
     reload(u);
@@ -261,10 +284,11 @@ static void on_forget_all(GtkButton *b, settings_ui *u) {
         status(u, "Nothing was forgotten");
         return;
     }
-    int64_t removed = 0;
-    char err[512] = "";
+    int64_t removed = 0, fb0 = feedback_entries(u);
+    char err[512] = "", fb[64];
     if (laya_memory_forget_all(u->mem, &removed, err, sizeof err) != LAYA_OK) status(u, "Not forgotten: %s", err);
-    else status(u, "Forgot everything: %lld commits removed", (long long)removed);
+    else
+        status(u, "Forgot everything: %lld commits%s removed", (long long)removed, feedback_gone(u, fb0, fb, sizeof fb));
     reload(u);
 }
 
