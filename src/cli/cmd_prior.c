@@ -6,6 +6,7 @@
  * The prior is built from libime's language model by
  * scripts/corpus/ngram/libime_prior.cc (`make prior` writes build/zh-prior.safetensors). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -15,13 +16,14 @@
 
 static void usage(void) {
     printf("usage: laya prior add MODEL PRIOR OUT\n"
-           "       laya prior show [--model PATH] TEXT\n"
+           "       laya prior show [--model PATH] [--prior-weight W] TEXT\n"
            "add:  writes OUT, the model file MODEL with the next-word prior of the file PRIOR\n"
            "      (`make prior` builds one from libime's Chinese language model) inside it,\n"
            "      replacing any prior MODEL had. OUT is unsigned: sign it (laya sign) or load\n"
            "      it with LAYA_ALLOW_UNSIGNED=1.\n"
            "show: the words the model's prior proposes after TEXT, with P(word | the last\n"
-           "      word), as the search mixes them in (--prior-weight, default %.2f).\n",
+           "      word) and what the search adds to that word's probability: P x W / (1 - W)\n"
+           "      at most 1, the prior's weight W (--prior-weight, default %.2f) as odds.\n",
            (double)laya_search_defaults().prior_weight);
 }
 
@@ -37,8 +39,15 @@ static int prior_add(int argc, char **argv) {
 
 static int prior_show(int argc, char **argv) {
     const char *model_path = NULL, *text = NULL;
+    double w = laya_search_defaults().prior_weight;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
+        else if (!strcmp(argv[i], "--prior-weight") && i + 1 < argc) {
+            char *end = NULL;
+            w = strtod(argv[++i], &end);
+            if (!end || *end || !(w >= 0 && w <= 1))
+                cli_die("prior show: --prior-weight expects a weight in 0..1, got '%s'", argv[i]);
+        }
         else if (argv[i][0] == '-' && argv[i][1]) cli_die("prior show: unknown option '%s'", argv[i]);
         else if (!text) text = argv[i];
         else cli_die("prior show: expected one TEXT, got a second: '%s'", argv[i]);
@@ -52,7 +61,13 @@ static int prior_show(int argc, char **argv) {
         prior_cand c[PRIOR_MAX_CAND];
         int n = prior_query(p, (const uint8_t *)text, strlen(text), c, PRIOR_MAX_CAND);
         if (n == 0) printf("(no proposal: the text does not end in a word the prior knows)\n");
-        for (int i = 0; i < n; i++) printf("%.*s\t%.4f\n", c[i].len, (const char *)c[i].text, c[i].p);
+        else printf("word\tP(word | last word)\tadded by the search (weight %.2f)\n", w);
+        /* as engine_blend_prior adds it: the odds w / (1 - w), 1 at w = 1 */
+        const double odds = w < 1 ? w / (1 - w) : 1;
+        for (int i = 0; i < n; i++) {
+            const double add = odds * c[i].p;
+            printf("%.*s\t%.4f\t%.4f\n", c[i].len, (const char *)c[i].text, c[i].p, add < 1 ? add : 1);
+        }
     }
     laya_model_free(lm);
     return 0;

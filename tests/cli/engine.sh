@@ -97,6 +97,19 @@ expect_fail "complete: -k out of range" "expects a whole number" "$LAYA" complet
 expect_fail "complete: --min-prob out of range" "expects a probability in 0..1" "$LAYA" complete --model "$M" --min-prob 1.5 "hi"
 expect_fail "complete: --prior-weight out of range" "expects a weight in 0..1" "$LAYA" complete --model "$M" --prior-weight -0.5 "hi"
 expect_fail "complete: --cache-weight out of range" "expects a weight in 0..0.9" "$LAYA" complete --model "$M" --cache-weight 0.95 "hi"
+# laya prior show: the shipped model's prior after a Han word, with what the
+# search adds (P x W / (1 - W), at most 1), and its errors.
+"$LAYA" prior show --model models/default.safetensors --prior-weight 0.75 中华人民 >"$T/p.out" 2>&1
+check "prior show: P and what the search adds at weight 0.75 (x3)" python3 - "$T/p.out" <<'PY'
+import sys
+lines = open(sys.argv[1], encoding='utf-8').read().splitlines()
+assert lines[0].startswith('word\tP(word | last word)\tadded by the search (weight 0.75)'), lines[:1]
+rows = [l.split('\t') for l in lines[1:]]
+assert rows and all(len(r) == 3 for r in rows), rows
+for w, p, add in rows:
+    assert abs(min(1.0, 3 * float(p)) - float(add)) < 2e-4, (w, p, add)
+PY
+expect_fail "prior show: --prior-weight out of range" "expects a weight in 0..1" "$LAYA" prior show --model models/default.safetensors --prior-weight 2 中华
 expect_fail "complete: --cjk-cache-weight out of range" "expects a weight in 0..0.9" "$LAYA" complete --model "$M" --cjk-cache-weight -1 "hi"
 expect_fail "complete: missing text" "missing TEXT" "$LAYA" complete --model "$M"
 expect_fail "complete: two texts" "one TEXT" "$LAYA" complete --model "$M" "a" "b"
