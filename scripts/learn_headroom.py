@@ -28,14 +28,12 @@ English-like text only (words are runs of ASCII letters with ' and -).
 """
 import argparse
 import collections
-import json
 import os
 import re
-import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from proto_engine import ProtoEngine  # noqa: E402
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
@@ -72,28 +70,14 @@ def main():
         repeated[i] = w in seen
         seen.add(w)
 
-    home = tempfile.mkdtemp(prefix='laya-headroom-')
-    env = dict(os.environ, HOME=home, XDG_DATA_HOME=os.path.join(home, 'data'))
-    try:
-        eng = subprocess.Popen(shlex.split(a.engine), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=env)
-
-        def ask(ctx):
-            eng.stdin.write(json.dumps({'op': 'suggest', 'session': 'h', 'context': ctx, 'k': 3},
-                                       ensure_ascii=False) + '\n')
-            eng.stdin.flush()
-            line = eng.stdout.readline()
-            if not line:
-                sys.exit('learn_headroom: the engine stopped')
-            return json.loads(line).get('suggestions', [])
-
+    with ProtoEngine(a.engine, 'learn_headroom') as eng:
         keys = 0
         typed = collections.Counter()
         past_first = collections.Counter()   # 'all' / 'rare': chars typed after a repeated word's first
         shown = 0
         i = 0
         while i < len(text):
-            sugg = ask(text[:i])
+            sugg = eng.suggest(text[:i], 3)
             keys += 1
             best = max((s for s in sugg if text.startswith(s, i)), key=len, default='')
             if best:
@@ -114,10 +98,6 @@ def main():
                             shown += 1
                             print('  %-32r %-14s shown %s' % (text[max(0, i - 30):i], words[w][2], sugg))
             i += 1
-        eng.stdin.close()
-        eng.wait()
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
     n = len(text)
     pts = lambda c: 100.0 * c / n

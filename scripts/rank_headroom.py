@@ -17,13 +17,11 @@ matter, not the list's.
 """
 import argparse
 import collections
-import json
 import os
-import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from proto_engine import ProtoEngine  # noqa: E402
 
 
 def main():
@@ -38,27 +36,13 @@ def main():
         sys.exit('rank_headroom: need 1 <= k < wide <= 16')
     with open(a.text, encoding='utf-8') as f:
         text = f.read()[:a.chars]
-    home = tempfile.mkdtemp(prefix='laya-rank-')
-    env = dict(os.environ, HOME=home, XDG_DATA_HOME=os.path.join(home, 'data'))
-    try:
-        eng = subprocess.Popen(shlex.split(a.engine), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=env)
-
-        def ask(ctx):
-            eng.stdin.write(json.dumps({'op': 'suggest', 'session': 'r', 'context': ctx, 'k': a.wide},
-                                       ensure_ascii=False) + '\n')
-            eng.stdin.flush()
-            line = eng.stdout.readline()
-            if not line:
-                sys.exit('rank_headroom: the engine stopped')
-            return json.loads(line).get('suggestions', [])
-
+    with ProtoEngine(a.engine, 'rank_headroom') as eng:
         keys = missed = 0
         ranks = collections.Counter()
         lost = 0
         i = 0
         while i < len(text):
-            wide = ask(text[:i])
+            wide = eng.suggest(text[:i], a.wide)
             keys += 1
             best = max((s for s in wide[:a.k] if text.startswith(s, i)), key=len, default='')
             if best:
@@ -71,10 +55,6 @@ def main():
                     lost += len(s) - 1
                     break
             i += 1
-        eng.stdin.close()
-        eng.wait()
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
     n = len(text)
     print('%s: %d characters, %d keystrokes, KSR@%d %.4f' % (a.text, n, keys, a.k, 1 - keys / n))
     print('keystrokes where the %d shown miss: %d; the continuation at rank %d-%d: %d (%s); in none: %d'
