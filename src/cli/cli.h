@@ -28,6 +28,12 @@ const char *cli_memory_path(const char *explicit_path);
  * library's detailed message. */
 laya_memory *cli_open_memory(const char *explicit_path);
 
+/* How many feedback entries m holds, in *n (what a forget removes with the
+ * commits it names: `laya memory forget` and the settings window count them
+ * before and after). The library's status; err as laya_memory_list_feedback
+ * fills it. */
+laya_status cli_feedback_entries(laya_memory *m, int64_t *n, char *err, size_t errlen);
+
 /* The integer in v for option opt, or die naming opt, the range and v
  * (v NULL: the option had no value). */
 long cli_int(const char *opt, const char *v, long lo, long hi);

@@ -128,6 +128,18 @@ laya_memory *cli_open_memory(const char *explicit_path) {
     return m;
 }
 
+static int count_feedback(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
+                          int64_t last) {
+    (void)k, (void)kl, (void)t, (void)tl, (void)ign, (void)acc, (void)last;
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
+laya_status cli_feedback_entries(laya_memory *m, int64_t *n, char *err, size_t errlen) {
+    *n = 0;
+    return laya_memory_list_feedback(m, count_feedback, n, err, errlen);
+}
+
 /* M.safetensors -> M.intent.safetensors (else M.intent.safetensors appended). */
 void cli_intent_path(const char *model_path, char *buf, size_t n) {
     size_t l = strlen(model_path);

@@ -157,18 +157,11 @@ static int print_feedback(void *vctx, const char *context, size_t clen, const ch
     return ferror(c->out) != 0;
 }
 
-static int count_feedback(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
-                          int64_t last) {
-    (void)k, (void)kl, (void)t, (void)tl, (void)ign, (void)acc, (void)last;
-    ++*(int64_t *)ctx;
-    return 0;
-}
-
 /* The number of feedback entries in m; dies on error. */
 static int64_t feedback_entries(laya_memory *m, const char *what) {
     int64_t n = 0;
     char err[512] = "";
-    laya_status st = laya_memory_list_feedback(m, count_feedback, &n, err, sizeof err);
+    laya_status st = cli_feedback_entries(m, &n, err, sizeof err);
     if (st != LAYA_OK) die_status(what, st, err);
     return n;
 }

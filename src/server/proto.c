@@ -308,8 +308,14 @@ typedef struct {
     int failed;
 } listing;
 
+/* 1 if the entry counted next is on the page asked for. */
+static int in_page(const listing *l) {
+    return l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit);
+}
+
+/* Counts the next entry; o (made only for an entry in_page) goes to arr. */
 static int listing_take(listing *l, json_t *o) {
-    int keep = l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit);
+    const int keep = in_page(l);
     l->n++;
     if (!keep) {
         json_decref(o);
@@ -324,20 +330,19 @@ static double three_places(double x) { return floor(x * 1000 + 0.5) / 1000; }
 
 static int visit_commit(void *ctx, const char *text, size_t len, int64_t count, int64_t first, int64_t last) {
     listing *l = ctx;
-    json_t *o = l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit)
-                    ? json_pack("{s:s%,s:I,s:I,s:I}", "text", text, len, "count", (json_int_t)count, "first",
-                                (json_int_t)first, "last", (json_int_t)last)
-                    : NULL;
+    json_t *o = !in_page(l) ? NULL
+                            : json_pack("{s:s%,s:I,s:I,s:I}", "text", text, len, "count", (json_int_t)count,
+                                        "first", (json_int_t)first, "last", (json_int_t)last);
     return listing_take(l, o);
 }
 
 static int visit_feedback(void *ctx, const char *context, size_t clen, const char *text, size_t tlen,
                           double ignored, double accepted, int64_t last) {
     listing *l = ctx;
-    json_t *o = l->n >= l->offset && (l->limit < 0 || l->n < l->offset + l->limit)
-                    ? json_pack("{s:s%,s:s%,s:f,s:f,s:I}", "context", context, clen, "text", text, tlen, "ignored",
-                                three_places(ignored), "accepted", three_places(accepted), "last", (json_int_t)last)
-                    : NULL;
+    json_t *o = !in_page(l) ? NULL
+                            : json_pack("{s:s%,s:s%,s:f,s:f,s:I}", "context", context, clen, "text", text, tlen,
+                                        "ignored", three_places(ignored), "accepted", three_places(accepted), "last",
+                                        (json_int_t)last);
     return listing_take(l, o);
 }
 

@@ -223,15 +223,9 @@ static void on_incognito(GtkToggleButton *b, settings_ui *u) {
 
 /* The feedback entries in the memory (what a forget also removes, with the
  * commits it names), -1 if they cannot be read. */
-static int count_one(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
-                     int64_t last) {
-    ++*(int64_t *)ctx;
-    return 0;
-}
-
 static int64_t feedback_entries(settings_ui *u) {
     int64_t n = 0;
-    return laya_memory_list_feedback(u->mem, count_one, &n, NULL, 0) == LAYA_OK ? n : -1;
+    return cli_feedback_entries(u->mem, &n, NULL, 0) == LAYA_OK ? n : -1;
 }
 
 /* " and N feedback entries" when a forget took any (the count before, then). */
