@@ -61,12 +61,15 @@ slice zh-manual-debian data/corpus/zh/valid.txt 300000
 # lab notes; its in-game help, hints and the multiplayer lobby are left
 # out). Each is checked by its first words, so a rebuilt corpus whose lines
 # moved stops here instead of measuring another text.
-long() {    # long NAME FILE EXPECTED-START AWK-CONDITION
-    awk "$4" "$2" >"$OUT/$1.txt"
+starts() {  # starts NAME FILE EXPECTED-START WHAT-TO-UPDATE
     case "$(head -c 200 "$OUT/$1.txt")" in
     "$3"*) ;;
-    *) echo "learn_eval: $1 does not start with '$3': $2 changed (update the line ranges)" >&2; exit 1 ;;
+    *) echo "learn_eval: $1 does not start with '$3': $2 changed ($4)" >&2; exit 1 ;;
     esac
+}
+long() {    # long NAME FILE EXPECTED-START AWK-CONDITION
+    awk "$4" "$2" >"$OUT/$1.txt"
+    starts "$1" "$2" "$3" "update the line ranges"
 }
 long long-en-letters-ufoai data/corpus/en/valid-letters.txt "One of the main components" \
     'NR>=29&&NR<=44 || NR>=62&&NR<=64 || NR>=66&&NR<=70 || NR>=205&&NR<=238 || NR>=244&&NR<=252 || NR>=267&&NR<=275 || NR>=281&&NR<=312'
@@ -76,10 +79,7 @@ long long-zh-dialogue-cataclysm data/corpus/zh/valid-dialogue.txt "这儿有谁�
 # checked by their first words the same way.
 whole() {   # whole NAME FILE EXPECTED-START
     cp "$2" "$OUT/$1.txt"
-    case "$(head -c 200 "$OUT/$1.txt")" in
-    "$3"*) ;;
-    *) echo "learn_eval: $1 does not start with '$3': $2 changed (scripts/corpus/everyday.py)" >&2; exit 1 ;;
-    esac
+    starts "$1" "$2" "$3" "scripts/corpus/everyday.py"
 }
 whole long-en-briefings-warzone2100 data/eval/en-warzone2100.txt "Dusk, November 3rd, 2085"
 whole long-en-letters-widelands data/eval/en-widelands.txt "A Dark Night
