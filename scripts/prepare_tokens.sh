@@ -3,6 +3,11 @@
 # inputs of `laya train`. Reproducible: the corpus pipeline is byte-identical
 # across runs, the tokenizer trainer is deterministic.
 #   RETRAIN_TOKENIZER=1  also retrain models/tokenizer.tok (8192 ids)
+#   BOS_EVERY=N          a BOS (start of a text) after every Nth line of the
+#                        training stream (laya tokenizer encode --bos-every; 0:
+#                        only the stream's first). The mix's lines are unrelated
+#                        paragraphs, and every session starts with BOS: without
+#                        them the model never learns how a text begins.
 # Writes data/tokens/{train,en_valid,zh_valid}.tokens and, for each genre split
 # data/corpus/<lang>/valid-<genre>.txt, data/tokens/<lang>_valid-<genre>.tokens.
 set -eu
@@ -16,7 +21,12 @@ if [ "${RETRAIN_TOKENIZER:-0}" = 1 ]; then
 fi
 mkdir -p data/tokens
 python3 scripts/corpus/mix.py data/tokens/mix_train.txt data/corpus/en/train.txt data/corpus/zh/train.txt
-"$LAYA" tokenizer encode --tok models/tokenizer.tok data/tokens/mix_train.txt data/tokens/train.tokens
+BOS_EVERY=${BOS_EVERY:-0}
+if [ "$BOS_EVERY" -gt 0 ]; then
+    "$LAYA" tokenizer encode --tok models/tokenizer.tok --bos-every "$BOS_EVERY" data/tokens/mix_train.txt data/tokens/train.tokens
+else
+    "$LAYA" tokenizer encode --tok models/tokenizer.tok data/tokens/mix_train.txt data/tokens/train.tokens
+fi
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/en/valid.txt data/tokens/en_valid.tokens
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/zh/valid.txt data/tokens/zh_valid.tokens
 for f in data/corpus/en/valid-*.txt data/corpus/zh/valid-*.txt; do

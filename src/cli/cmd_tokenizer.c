@@ -31,9 +31,14 @@ static const struct {
      "Learns byte-level BPE merges from the text FILES (UTF-8 or not) and writes the\n"
      "tokenizer. --vocab is the number of ids (256 bytes, the specials, the merges).\n"
      "Progress goes to stderr on a terminal."},
-    {"encode", "laya tokenizer encode --tok FILE IN.txt OUT.tokens",
+    {"encode", "laya tokenizer encode --tok FILE [--bos-every N] IN.txt OUT.tokens",
      "Encodes IN.txt into a token stream (the trainer's input), streaming in blocks;\n"
-     "the tokens equal those of encoding the whole file at once."},
+     "the tokens equal those of encoding the whole file at once. The stream starts\n"
+     "with BOS (start of a text). --bos-every N also puts a BOS after every Nth\n"
+     "line break (after the whole run, when blank lines follow it), so that a model\n"
+     "learns how texts start, as every session begins with BOS; the other breaks\n"
+     "stay plain, so it also learns text going on after one. Leaving the BOS out\n"
+     "gives the stream without the option."},
     {"decode", "laya tokenizer decode --tok FILE IN.tokens",
      "Writes the text of a token stream to stdout (it must have been encoded with FILE)."},
     {"info", "laya tokenizer info --tok FILE [TEXT.txt]",
@@ -145,7 +150,24 @@ _Noreturn static void encode_die(FILE *fo, const char *tmp, const char *fmt, ...
     exit(1);
 }
 
+/* Writes k ids to fo as packed u16, dying with OUT.tmp removed on error. */
+static void encode_emit(FILE *fo, const char *tmp, const int32_t *ids, size_t k, uint16_t *packed,
+                        uint64_t *n_tok) {
+    for (size_t i = 0; i < k; i++) packed[i] = (uint16_t)ids[i];
+    if (fwrite(packed, 2, k, fo) != k) encode_die(fo, tmp, "error writing '%s': %s", tmp, strerror(errno));
+    *n_tok += k;
+}
+
 static int cmd_encode(const char *tokpath, int argc, char **argv) {
+    long bos_every = 0;
+    int np = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--bos-every")) {
+            if (i + 1 >= argc) cli_die("--bos-every needs a number of lines");
+            bos_every = cli_int("--bos-every", argv[++i], 1, 1000000000);
+        } else argv[np++] = argv[i];
+    }
+    argc = np;
     if (argc != 2) cli_die("tokenizer encode: want IN.txt OUT.tokens");
     tok *t = load_tok(tokpath);
     const char *in = argv[0], *outp = argv[1];
@@ -173,6 +195,8 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
     if (fwrite(hdr, 1, sizeof hdr, fo) != sizeof hdr || fwrite(&bos, 2, 1, fo) != 1)
         encode_die(fo, tmp, "error writing '%s': %s", tmp, strerror(errno));
     size_t have = 0, consumed = 0;
+    long long line_no = 0; /* line breaks seen (--bos-every) */
+    int bos_pending = 0;
     double t0 = cli_now_s();
     int tty = isatty(STDERR_FILENO);   /* progress only on a terminal */
     for (;;) {
@@ -182,10 +206,31 @@ static int cmd_encode(const char *tokpath, int argc, char **argv) {
         int eof = got == 0;
         /* Encode what can no longer change; keep the tail for the next block. */
         size_t upto = eof ? have : tok_tail_start(t, buf, have);
-        size_t k = tok_encode(t, buf, upto, ids, 2 * (size_t)BLOCK);
-        for (size_t i = 0; i < k; i++) packed[i] = (uint16_t)ids[i];
-        if (fwrite(packed, 2, k, fo) != k) encode_die(fo, tmp, "error writing '%s': %s", tmp, strerror(errno));
-        n_tok += k;
+        /* Segments end after a line break that a BOS follows (--bos-every);
+         * the BOS is written before the next byte, in this block or a later one. */
+        size_t a = 0;
+        while (a < upto) {
+            size_t e = upto;
+            int cut = 0;
+            for (size_t q = a; bos_every && q < upto; q++) {
+                if (buf[q] != '\n') continue;
+                if (++line_no % bos_every == 0) {
+                    /* after the whole run of breaks: blank lines stay with
+                     * the break before them (BPE may have merged "\n\n") */
+                    for (e = q + 1; e < upto && buf[e] == '\n'; e++) line_no++;
+                    cut = 1;
+                    break;
+                }
+            }
+            if (bos_pending) {
+                encode_emit(fo, tmp, &(int32_t){TOK_BOS}, 1, packed, &n_tok);
+                bos_pending = 0;
+            }
+            size_t k = tok_encode(t, buf + a, e - a, ids, 2 * (size_t)BLOCK);
+            encode_emit(fo, tmp, ids, k, packed, &n_tok);
+            bos_pending = cut;
+            a = e;
+        }
         consumed += upto;
         memmove(buf, buf + upto, have - upto);
         have -= upto;
@@ -299,6 +344,9 @@ int cmd_tokenizer(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--tok")) {
             if (i + 1 >= argc) cli_die("--tok needs a FILE");
             tokpath = argv[++i];
+        } else if (!strcmp(sub, "encode") && !strcmp(argv[i], "--bos-every")) {
+            pos[np++] = argv[i]; /* cmd_encode reads it and its value */
+            if (i + 1 < argc) pos[np++] = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) cli_die("tokenizer %s: unknown option '%s'", sub, argv[i]);
         else pos[np++] = argv[i];
     }

@@ -24,6 +24,29 @@ check "random bytes round trip" sh -c "'$LAYA' tokenizer decode --tok '$tmp/t.to
 : >"$tmp/empty.txt"
 "$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/empty.txt" "$tmp/e.tokens" 2>/dev/null
 check "empty file is BOS only" test "$(wc -c <"$tmp/e.tokens")" -eq 58
+# --bos-every N: the same tokens with a BOS before every Nth line (lines N, 2N, ...).
+check "encode --bos-every 2" "$LAYA" tokenizer encode --tok "$tmp/t.tok" --bos-every 2 "$FIX/mixed.txt" "$tmp/b.tokens" 2>/dev/null
+check "--bos-every 2 decodes to the same text" sh -c "'$LAYA' tokenizer decode --tok '$tmp/t.tok' '$tmp/b.tokens' | cmp -s - '$FIX/mixed.txt'"
+check "--bos-every 2 is the plain stream with a BOS after every second line break" python3 - "$tmp/m.tokens" "$tmp/b.tokens" "$FIX/mixed.txt" <<'PY'
+import array, sys
+def ids(p):
+    a = array.array("H"); a.frombytes(open(p, "rb").read()[56:]); return list(a)
+plain, bos, text = ids(sys.argv[1]), ids(sys.argv[2]), open(sys.argv[3], "rb").read()
+BOS = 256
+# a BOS after break n (n = 1, 2, ...) when n is even, after the run of breaks
+# it lies in, when the text goes on after the run
+want, n, i = 1, 0, 0
+while i < len(text):
+    if text[i] == 10:
+        n += 1
+        if n % 2 == 0:
+            while i + 1 < len(text) and text[i + 1] == 10:
+                i += 1; n += 1
+            want += i + 1 < len(text)
+    i += 1
+stripped = bos[:1] + [t for t in bos[1:] if t != BOS]
+sys.exit(0 if stripped == plain and bos.count(BOS) == want and want > 1 else 1)
+PY
 check "info reports vocab" sh -c "'$LAYA' tokenizer info --tok '$tmp/t.tok' '$FIX/mixed.txt' | grep -q 'bytes/token'"
 # Errors: nonzero status and a message naming the problem.
 fails_with() {
@@ -34,6 +57,7 @@ fails_with() {
 fails_with "missing tokenizer" "cannot open tokenizer" "$LAYA" tokenizer decode --tok "$tmp/none.tok" "$tmp/m.tokens"
 fails_with "missing --tok" "missing --tok" "$LAYA" tokenizer encode "$FIX/mixed.txt" "$tmp/x.tokens"
 fails_with "missing input" "cannot open" "$LAYA" tokenizer encode --tok "$tmp/t.tok" "$tmp/none.txt" "$tmp/x.tokens"
+fails_with "--bos-every 0 refused" "bos-every" "$LAYA" tokenizer encode --tok "$tmp/t.tok" --bos-every 0 "$FIX/mixed.txt" "$tmp/x.tokens"
 fails_with "no training files" "no training files" "$LAYA" tokenizer train -o "$tmp/x.tok"
 fails_with "bad vocab" "vocab" "$LAYA" tokenizer train --vocab 12 "$FIX/mixed.txt"
 head -c 100 "$tmp/t.tok" >"$tmp/trunc.tok"
