@@ -35,32 +35,9 @@ static void usage(FILE *f) {
 
 /* The model's weights back in the flat f32 layout (model_tensors order). */
 static float *params_of(const model *m) {
-    const model_cfg *c = &m->cfg;
-    float *p = malloc(model_n_params(c) * sizeof *p);
+    float *p = malloc(model_n_params(&m->cfg) * sizeof *p);
     if (!p) cli_die("out of memory");
-    model_params mp;
-    model_params_point(c, p, &mp);
-    const qmat *mats[1 + 6 * MODEL_MAX_L];
-    float *dst[1 + 6 * MODEL_MAX_L];
-    int n = 0;
-    mats[n] = &m->emb;
-    dst[n++] = mp.emb;
-    for (int l = 0; l < c->L; l++) {
-        const model_layer *ly = &m->layer[l];
-        model_layer_params *lp = &mp.layer[l];
-        const qmat *src[6] = {&ly->w_ih, &ly->w_hh, &ly->wq, &ly->wk, &ly->wv, &ly->wo};
-        float *to[6] = {lp->w_ih, lp->w_hh, lp->wq, lp->wk, lp->wv, lp->wo};
-        for (int k = 0; k < 6; k++) {
-            mats[n] = src[k];
-            dst[n++] = to[k];
-        }
-        memcpy(lp->b_ih, ly->b_ih, 3 * (size_t)c->H * sizeof(float));
-        memcpy(lp->b_hh, ly->b_hh, 3 * (size_t)c->H * sizeof(float));
-    }
-    memcpy(mp.norm, m->norm, (size_t)c->H * sizeof(float));
-    for (int i = 0; i < n; i++)
-        for (int32_t r = 0; r < mats[i]->rows; r++)
-            kern_row_f32(mats[i], r, dst[i] + (size_t)r * (size_t)mats[i]->cols);
+    model_params_read(m, p);
     return p;
 }
 

@@ -25,6 +25,8 @@ static const char USAGE[] =
     "  --lr 2e-3 --wd 0.1 --dropout 0.1 --clip 1.0 --warmup 200\n"
     "  --eval-every 200 --eval-tokens 1048576   validation cadence and size per file\n"
     "  --resume                       continue OUTDIR/last.ckpt (same shape and options)\n"
+    "  --init MODEL                   start from MODEL's weights (same shape; fresh optimizer and\n"
+    "                                 schedule): fine-tuning a trained model on new data\n"
     "  --threads N --seed S --f16 --no-carry\n"
     "  --device cpu|cuda --cuda-math bf16|tf32|f32   the GPU trainer (a `make cuda` build); bf16\n"
     "                                 (default) runs the GRU recurrences as persistent kernels\n"
@@ -141,6 +143,7 @@ int cmd_train(int argc, char **argv) {
         if (!strcmp(a, "--train")) o.train_path = v;
         else if (!strcmp(a, "--valid")) valid_list = (char *)v;
         else if (!strcmp(a, "--tok")) o.tok_path = v;
+        else if (!strcmp(a, "--init")) o.init_path = v;
         else if (!strcmp(a, "-o")) o.out_dir = v;
         else if (!strcmp(a, "--H")) o.cfg.H = (int32_t)cli_int(a, v, 8, 4096);
         else if (!strcmp(a, "--D")) o.cfg.D = (int32_t)cli_int(a, v, 1, 4096);

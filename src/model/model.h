@@ -114,6 +114,10 @@ void model_free(model *m);
  * may be NULL for tests). */
 laya_status model_from_params(const model_cfg *c, const float *params, tok *t, model **out);
 
+/* The weights of m back in the flat f32 layout (model_tensors order,
+ * model_n_params floats): dequantized for q8/q4, widened for f16. */
+void model_params_read(const model *m, float *params);
+
 /* Writes a model file. params: f32 flat layout. dtype: QT_F32 or QT_F16
  * (quantized types: model_save_quant). tok_blob: serialized tokenizer,
  * stored as the U8 tensor "tokenizer". meta_extra: a JSON object whose

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kern/kern.h"
 #include "util/err.h"
 
 model_cfg model_cfg_default(void) {
@@ -87,4 +88,31 @@ void model_params_point(const model_cfg *c, float *base, model_params *p) {
     }
     p->norm = base + t[i++].offset;
     (void)n;
+}
+
+void model_params_read(const model *m, float *p) {
+    const model_cfg *c = &m->cfg;
+    model_params mp;
+    model_params_point(c, p, &mp);
+    const qmat *mats[1 + 6 * MODEL_MAX_L];
+    float *dst[1 + 6 * MODEL_MAX_L];
+    int n = 0;
+    mats[n] = &m->emb;
+    dst[n++] = mp.emb;
+    for (int l = 0; l < c->L; l++) {
+        const model_layer *ly = &m->layer[l];
+        model_layer_params *lp = &mp.layer[l];
+        const qmat *src[6] = {&ly->w_ih, &ly->w_hh, &ly->wq, &ly->wk, &ly->wv, &ly->wo};
+        float *to[6] = {lp->w_ih, lp->w_hh, lp->wq, lp->wk, lp->wv, lp->wo};
+        for (int k = 0; k < 6; k++) {
+            mats[n] = src[k];
+            dst[n++] = to[k];
+        }
+        memcpy(lp->b_ih, ly->b_ih, 3 * (size_t)c->H * sizeof(float));
+        memcpy(lp->b_hh, ly->b_hh, 3 * (size_t)c->H * sizeof(float));
+    }
+    memcpy(mp.norm, m->norm, (size_t)c->H * sizeof(float));
+    for (int i = 0; i < n; i++)
+        for (int32_t r = 0; r < mats[i]->rows; r++)
+            kern_row_f32(mats[i], r, dst[i] + (size_t)r * (size_t)mats[i]->cols);
 }

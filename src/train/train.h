@@ -151,6 +151,7 @@ typedef struct {
     int64_t steps;         /* total optimizer steps; 0 with a time budget */
     double time_budget;    /* seconds of wall time for the whole run, or 0 */
     int resume;
+    const char *init_path; /* start from this model file's weights (fresh optimizer), or NULL */
     int eval_every;
     int64_t eval_tokens;   /* cap per valid file per evaluation (0 = all) */
     uint64_t seed;

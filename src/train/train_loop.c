@@ -223,7 +223,26 @@ static laya_status run_alloc(run_ctx *r, char *err, size_t errlen) {
     return LAYA_OK;
 }
 
-/* Starts the backend from fresh parameters or from last.ckpt (--resume),
+/* --init: the parameters of a model file of the run's shape (any dtype the
+ * loader reads; its trust as laya_model_load's, LAYA_ALLOW_UNSIGNED for a
+ * trainer's own checkpoint), as the run's start. The optimizer starts afresh. */
+static laya_status init_from_model(run_ctx *r, const char *path, char *err, size_t errlen) {
+    model *m = NULL;
+    laya_status st = model_load(path, &m, err, errlen);
+    if (st != LAYA_OK) return st;
+    const model_cfg *a = &m->cfg, *c = &r->cfg;
+    if (a->V != c->V || a->H != c->H || a->D != c->D || a->L != c->L || a->W != c->W) {
+        st = err_set(err, errlen, LAYA_ERR_ARG,
+                     "--init %s is V=%d H=%d D=%d L=%d W=%d, the run V=%d H=%d D=%d L=%d W=%d", path, a->V, a->H,
+                     a->D, a->L, a->W, c->V, c->H, c->D, c->L, c->W);
+    } else {
+        model_params_read(m, r->params);
+    }
+    model_free(m);
+    return st;
+}
+
+/* Starts the backend from fresh parameters, a model file's (--init) or last.ckpt (--resume),
  * and opens log.csv (a fresh one gets its header). */
 static laya_status run_start(run_ctx *r, char *err, size_t errlen) {
     const train_opts *o = r->o;
@@ -236,6 +255,8 @@ static laya_status run_start(run_ctx *r, char *err, size_t errlen) {
         if ((st = train_ckpt_load(out_path(r, "last.ckpt"), &r->cfg, o->B, o->T, o->carry, &r->meta, r->params,
                                   r->m, r->v, r->state, err, errlen)) != LAYA_OK)
             return st;
+    } else if (o->init_path) {
+        if ((st = init_from_model(r, o->init_path, err, errlen)) != LAYA_OK) return st;
     } else {
         train_init_params(&r->cfg, r->params, o->seed);
     }

@@ -43,6 +43,24 @@ if ! { "$LAYA" tokenizer train --vocab 320 -o "$T/t.tok" "$T/big.txt" &&
 fi
 ok "build the fixture model"
 
+# --- laya train --init: fine-tuning starts from a model's weights ---------
+small="--train $T/tr.tokens --valid $T/tr.tokens --tok $T/t.tok --steps 20 --eval-every 20 --batch 8 --seq 32
+       --threads 1 --lr 1e-9 --warmup 0 --dropout 0 --D 16 --L 1 --W 3"
+# shellcheck disable=SC2086
+LAYA_ALLOW_UNSIGNED=1 "$LAYA" train $small --H 32 -o "$T/init" --init "$M" >"$T/init.log" 2>&1
+# shellcheck disable=SC2086
+"$LAYA" train $small --H 32 -o "$T/fresh" >"$T/fresh.log" 2>&1
+check "train --init: the first validation is the model's own (a fresh start is far above)" python3 - \
+    "$T/out/log.csv" "$T/init/log.csv" "$T/fresh/log.csv" <<'PY'
+import csv, sys
+last = lambda p: float(list(csv.DictReader(open(p)))[-1]["valid_loss_1"])
+trained, init, fresh = (last(p) for p in sys.argv[1:])
+assert abs(init - trained) < 0.05 and fresh > trained + 1, (trained, init, fresh)
+PY
+# shellcheck disable=SC2086
+LAYA_ALLOW_UNSIGNED=1 "$LAYA" train $small --H 16 -o "$T/init16" --init "$M" >/dev/null 2>"$T/init16.err"
+check "train --init of another shape: refused, naming both shapes" grep -q "H=32.*H=16" "$T/init16.err"
+
 # --- laya complete -------------------------------------------------------
 "$LAYA" complete --model "$M" "Best re" >"$T/c.out" 2>"$T/c.err"
 check "complete exits 0" [ $? -eq 0 ]
