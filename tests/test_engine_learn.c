@@ -168,10 +168,10 @@ TEST(engine_learn_completes_a_rare_name_of_the_document) {
 
 /* ---- the continuous cache (nc.c) ------------------------------------------ */
 
-/* With the shipped model: a made-up name seen once (which the n-gram memory
- * of the typed text judges a likely typo and does not propose) is completed
- * from the cache, where the state resembles the one it followed; off the
- * record and with learning off the cache is not consulted. */
+/* With the shipped model: a made-up name seen once is completed from the
+ * cache, where the state resembles the one it followed, far more surely than
+ * the typed text's n-gram memory alone proposes it; off the record and with
+ * learning off the cache is not consulted. */
 TEST(engine_cache_proposes_what_followed_a_like_context) {
     char err[256];
     laya_model *m = NULL;
@@ -190,7 +190,10 @@ TEST(engine_cache_proposes_what_followed_a_like_context) {
     suggest(on, ctx, x, sizeof x);
     suggest(off, ctx, y, sizeof y);
     CHECKF(!strncmp(x, "ine@", 4), "with the cache: '%s'", x);
-    CHECKF(!strstr(y, "ine@"), "without: '%s'", y);
+    /* without the cache the typed text's memory may propose the name too
+     * (the document's own words are never judged junk), far less surely */
+    const char *w = strstr(y, "ine@");
+    CHECKF(atof(x + 4) > 3 * (w ? atof(w + 4) : 0), "without: '%s' (with: '%s')", y, x);
     /* what follows a password prompt is never proposed from the cache,
      * where the same text after another label is */
     suggest(on, "Codename: Zephyrine\nOur project is late. The deadline for Zephyr", x, sizeof x);
