@@ -22,13 +22,12 @@ if [ -n "${ENGINE:-}" ]; then
 else
     "$LAYA" eval "$tmp"/m* --model "${MODEL:-models/default.safetensors}" --k 3 --lang "$lang" --json >"$tmp/out.json"
 fi
-python3 - "$tmp/out.json" "$TEXT" "$lang" "$(ls "$tmp" | grep -c '^m')" <<'PY'
+python3 - "$tmp/out.json" "$TEXT" "$lang" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 saved, chars, bits, nbytes = {}, {}, 0.0, 0
-for t in d["texts"]:
-    if t["text"] == "(all)":  # laya eval's own sum over the texts
-        continue
+texts = [t for t in d["texts"] if t["text"] != "(all)"]  # (all): laya eval's own sum
+for t in texts:
     for p in t["passes"]:
         saved[p["k"]] = saved.get(p["k"], 0) + t["chars"] - p["keystrokes"]
         chars[p["k"]] = chars.get(p["k"], 0) + t["chars"]
@@ -37,6 +36,6 @@ for t in d["texts"]:
         nbytes += t["bytes"]
 m = "CSR" if sys.argv[3] == "zh" else "KSR"
 print("%s: %d messages, %d characters: %s@3 %.4f  %s@1 %.4f  bits/byte %s" % (
-    sys.argv[2], int(sys.argv[4]), chars[3], m, saved[3] / chars[3], m, saved[1] / chars[1],
+    sys.argv[2], len(texts), chars[3], m, saved[3] / chars[3], m, saved[1] / chars[1],
     "%.4f" % (bits / nbytes) if nbytes else "n/a"))
 PY

@@ -21,12 +21,11 @@ if [ "${RETRAIN_TOKENIZER:-0}" = 1 ]; then
 fi
 mkdir -p data/tokens
 python3 scripts/corpus/mix.py data/tokens/mix_train.txt data/corpus/en/train.txt data/corpus/zh/train.txt
-BOS_EVERY=${BOS_EVERY:-0}
-if [ "$BOS_EVERY" -gt 0 ]; then
-    "$LAYA" tokenizer encode --tok models/tokenizer.tok --bos-every "$BOS_EVERY" data/tokens/mix_train.txt data/tokens/train.tokens
-else
-    "$LAYA" tokenizer encode --tok models/tokenizer.tok data/tokens/mix_train.txt data/tokens/train.tokens
-fi
+# (anything but 0 goes to laya, which refuses what is not a count of lines)
+bos=
+[ "${BOS_EVERY:-0}" = 0 ] || bos="--bos-every $BOS_EVERY"
+# shellcheck disable=SC2086
+"$LAYA" tokenizer encode --tok models/tokenizer.tok $bos data/tokens/mix_train.txt data/tokens/train.tokens
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/en/valid.txt data/tokens/en_valid.tokens
 "$LAYA" tokenizer encode --tok models/tokenizer.tok data/corpus/zh/valid.txt data/tokens/zh_valid.tokens
 for f in data/corpus/en/valid-*.txt data/corpus/zh/valid-*.txt; do
