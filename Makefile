@@ -137,19 +137,38 @@ libime-deps:
 	@dpkg -s $(LIBIME_DEPS) >/dev/null 2>&1 || \
 	  { apt-get update && apt-get install -y $(LIBIME_DEPS); }
 
-# The Chinese next-word prior inside the shipped model (src/prior/prior.h),
-# exported from the same libime model: `make prior` writes
-# $(BUILD)/zh-prior.safetensors; `laya prior add` puts it into a model file.
+# The next-word prior inside the shipped model (src/prior/prior.h): its
+# Chinese half exported from the same libime model, its English half from
+# pocketsphinx-en-us's trigram model (truecased by the English corpus, so
+# `make corpus` first); `make prior` writes $(BUILD)/prior.safetensors and
+# `laya prior add` puts it into a model file. Deterministic.
 PRIOR_FOLLOWERS = 8
+SPHINX_DEPS    = libsphinxbase-dev pocketsphinx-en-us
+SPHINX_LM      = /usr/share/pocketsphinx/model/en-us/en-us.lm.bin
 $(BUILD)/libime_prior: scripts/corpus/ngram/libime_prior.cc
 	@mkdir -p $(BUILD)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -I/usr/include/LibIME $$(pkg-config --cflags Fcitx5Utils) \
 	  -o $@ $< -lIMECore $$(pkg-config --libs Fcitx5Utils)
 $(BUILD)/zh-prior.safetensors: $(BUILD)/libime_prior
 	$(BUILD)/libime_prior $(LIBIME_LM) $@ $(PRIOR_FOLLOWERS)
-.PHONY: prior
-prior: libime-deps
-	$(MAKE) $(BUILD)/zh-prior.safetensors
+$(BUILD)/sphinx_prior: scripts/corpus/ngram/sphinx_prior.c
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror $$(pkg-config --cflags sphinxbase) -o $@ $< \
+	  $$(pkg-config --libs sphinxbase)
+$(BUILD)/en-case.tsv: data/corpus/en/train.txt scripts/corpus/ngram/truecase.py
+	@mkdir -p $(BUILD)
+	python3 scripts/corpus/ngram/truecase.py $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/en-prior.tsv: $(BUILD)/sphinx_prior $(BUILD)/en-case.tsv
+	$(BUILD)/sphinx_prior $(SPHINX_LM) $(BUILD)/en-case.tsv $@ $(PRIOR_FOLLOWERS)
+$(BUILD)/prior.safetensors: $(BUILD)/zh-prior.safetensors $(BUILD)/en-prior.tsv scripts/corpus/ngram/prior_table.py
+	python3 scripts/corpus/ngram/prior_table.py $(BUILD)/zh-prior.safetensors $(BUILD)/en-prior.tsv $@
+.PHONY: prior sphinx-deps
+sphinx-deps:
+	@dpkg -s $(SPHINX_DEPS) >/dev/null 2>&1 || \
+	  { apt-get update && apt-get install -y $(SPHINX_DEPS); }
+prior: libime-deps sphinx-deps
+	@[ -f data/corpus/en/train.txt ] || { echo "make prior: run make corpus first (the English corpus truecases the English half)"; exit 1; }
+	$(MAKE) $(BUILD)/prior.safetensors
 
 # TEXT=... (default data/corpus/en/valid.txt), CHARS=4000, ZH_TEXT=...
 # (default data/corpus/zh/valid.txt), ZH_CHARS=2000: see peers/bench.sh

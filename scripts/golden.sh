@@ -17,7 +17,7 @@ grep -q avx2 /proc/cpuinfo || { echo "golden.sh: needs a CPU with AVX2" >&2; exi
 write() {  # write TABLE FILE
     tmp=$(mktemp)
     for c in "I would like to" "Thank you for your" "the United Sta" "in the middle of the" \
-             "She opened the do" "Hi Anna, thanks for the upd" "send the rep" "他说" "我们的生活" "今天天气很" "中华人民"; do
+             "She opened the do" "Hi " "It was nice to " "Hi Anna, thanks for the upd" "send the rep" "他说" "我们的生活" "今天天气很" "中华人民"; do
         # the timing field is dropped: it changes every run
         LAYA_KERN=$1 "$LAYA" complete --model "$MODEL" -k 3 --json "$c" | sed 's/,"us":[0-9]*}$/}/' >>"$tmp"
     done

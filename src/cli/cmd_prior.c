@@ -18,12 +18,14 @@ static void usage(void) {
     printf("usage: laya prior add MODEL PRIOR OUT\n"
            "       laya prior show [--model PATH] [--prior-weight W] TEXT\n"
            "add:  writes OUT, the model file MODEL with the next-word prior of the file PRIOR\n"
-           "      (`make prior` builds one from libime's Chinese language model) inside it,\n"
-           "      replacing any prior MODEL had. OUT is unsigned: sign it (laya sign) or load\n"
-           "      it with LAYA_ALLOW_UNSIGNED=1.\n"
-           "show: the words the model's prior proposes after TEXT, with P(word | the last\n"
-           "      word) and what the search adds to that word's probability: P x W / (1 - W)\n"
-           "      at most 1, the prior's weight W (--prior-weight, default %.2f) as odds.\n",
+           "      (`make prior` builds one from libime's Chinese language model and\n"
+           "      pocketsphinx's English one) inside it, replacing any prior MODEL had. OUT is\n"
+           "      unsigned: sign it (laya sign) or load it with LAYA_ALLOW_UNSIGNED=1.\n"
+           "show: the words the model's prior proposes after TEXT (a text ending in a Han\n"
+           "      character, or in an English word and one blank, or at a sentence's start),\n"
+           "      with P(word | the last words) and what the search adds to that word's\n"
+           "      probability: P x W / (1 - W) at most 1, the prior's weight W\n"
+           "      (--prior-weight, default %.2f) as odds.\n",
            (double)laya_search_defaults().prior_weight);
 }
 
@@ -60,7 +62,8 @@ static int prior_show(int argc, char **argv) {
     } else {
         prior_cand c[PRIOR_MAX_CAND];
         int n = prior_query(p, (const uint8_t *)text, strlen(text), c, PRIOR_MAX_CAND);
-        if (n == 0) printf("(no proposal: the text does not end in a word the prior knows)\n");
+        if (n == 0) printf("(no proposal: the text does not end in a word the prior knows, or an English\n"
+                           "word without one blank after it)\n");
         else printf("word\tP(word | last word)\tadded by the search (weight %.2f)\n", w);
         /* as engine_blend_prior adds it: the odds w / (1 - w), 1 at w = 1 */
         const double odds = w < 1 ? w / (1 - w) : 1;

@@ -96,9 +96,117 @@ static int64_t find_word(const prior *p, const uint8_t *w, size_t n) {
     return -1;
 }
 
+/* The followers of word id into out (at most max); 0 when it has none. */
+static int followers_of(const prior *p, int64_t id, prior_cand *out, int max) {
+    uint32_t a = p->fol_off[id], b = p->fol_off[id + 1];
+    int k = 0;
+    for (uint32_t j = a; j < b && k < max; j++, k++) {
+        uint32_t w = p->fol[j];
+        out[k].text = p->words + p->word_off[w];
+        out[k].len = (int)(p->word_off[w + 1] - p->word_off[w]);
+        out[k].p = p->fol_p[j];
+    }
+    return k;
+}
+
+static int latin_letter(uint8_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int latin_word_byte(uint8_t c) { return latin_letter(c) || c == '\''; }
+
+/* The start of the word of letters and apostrophes (a letter first) that
+ * ends at ctx[end), or end when there is none or it is longer than
+ * PRIOR_LATIN_WORD bytes or glued to other word bytes (a digit, a
+ * non-ASCII letter) before it. */
+static size_t latin_word_start(const uint8_t *ctx, size_t end) {
+    size_t a = end;
+    while (a > 0 && latin_word_byte(ctx[a - 1]) && end - a <= PRIOR_LATIN_WORD) a--;
+    while (a < end && !latin_letter(ctx[a])) a++;   /* leading apostrophes */
+    if (a == end || end - a > PRIOR_LATIN_WORD) return end;
+    if (a > 0 && !(ctx[a - 1] == ' ' || ctx[a - 1] == '\n' || ctx[a - 1] == '\t' || ctx[a - 1] == '"' ||
+                   ctx[a - 1] == '(' || ctx[a - 1] == '\''))
+        return end;
+    return a;
+}
+
+/* 1 iff ctx[0..at) ends a sentence or a line: empty, a line break, or
+ * . ! ? (maybe with a closing quote) before blanks. */
+static int sentence_start(const uint8_t *ctx, size_t at) {
+    while (at > 0 && (ctx[at - 1] == ' ' || ctx[at - 1] == '\t')) at--;
+    if (at > 0 && (ctx[at - 1] == '"' || ctx[at - 1] == '\'' || ctx[at - 1] == ')')) at--;
+    return at == 0 || ctx[at - 1] == '\n' || ctx[at - 1] == '.' || ctx[at - 1] == '!' || ctx[at - 1] == '?';
+}
+
+/* 1 iff Chinese comes last before ctx[at): within PRIOR_LOOKBACK bytes, a
+ * character that marks a text as Chinese (utf8_cjk_text_cp: Han, CJK or
+ * full-width punctuation) before any ASCII letter. A sentence after Chinese
+ * is not taken for English; curly quotes and accented letters are not
+ * Chinese. */
+static int after_chinese(const uint8_t *ctx, size_t at) {
+    size_t i = at;
+    while (i > 0 && at - i < PRIOR_LOOKBACK) {
+        if (ctx[i - 1] < 0x80) {
+            if (latin_letter(ctx[i - 1])) return 0;
+            i--;
+            continue;
+        }
+        size_t prev = utf8_prev(ctx, i);
+        int32_t c = utf8_cp_at(ctx, at, prev);
+        if (c >= 0 && utf8_cjk_text_cp((uint32_t)c)) return 1;
+        i = prev;
+    }
+    return 0;
+}
+
+/* Appends ctx[a..b) in lower case to key at *n. */
+static void key_lower(char *key, size_t *n, const uint8_t *ctx, size_t a, size_t b) {
+    for (size_t i = a; i < b; i++) key[(*n)++] = (char)(ctx[i] >= 'A' && ctx[i] <= 'Z' ? ctx[i] + 32 : ctx[i]);
+}
+
+/* The English keys (see prior.h): after a typed blank, "v w", "<s> w" or
+ * "w" for the last words, or "<s>" at a sentence's start; the first found
+ * with followers answers. */
+static int latin_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out, int max) {
+    char key[2][2 * PRIOR_LATIN_WORD + 8];
+    size_t kl[2] = {0, 0};
+    int nk = 0;
+    if (len > 0 && ctx[len - 1] != ' ' && ctx[len - 1] != '\n') return 0;
+    if (len > 1 && ctx[len - 1] == ' ' && (ctx[len - 2] == ' ' || ctx[len - 2] == '\t')) return 0;
+    size_t end = len > 0 && ctx[len - 1] == ' ' ? len - 1 : len;
+    size_t b = latin_word_start(ctx, end);
+    if (b == end) {
+        if (!sentence_start(ctx, len) || after_chinese(ctx, len)) return 0;
+        memcpy(key[0], "<s>", 3);
+        kl[0] = 3;
+        nk = 1;
+    } else {
+        size_t a = b;   /* the word before it, ctx[a..b-1), when a < b - 1 */
+        if (b >= 2 && ctx[b - 1] == ' ') a = latin_word_start(ctx, b - 1);
+        if (sentence_start(ctx, b)) {
+            memcpy(key[0], "<s> ", 4);
+            kl[0] = 4;
+            key_lower(key[0], &kl[0], ctx, b, end);
+            nk = 1;
+        } else if (b >= 2 && ctx[b - 1] == ' ' && a < b - 1) {
+            key_lower(key[0], &kl[0], ctx, a, b - 1);
+            key[0][kl[0]++] = ' ';
+            key_lower(key[0], &kl[0], ctx, b, end);
+            nk = 1;
+        }
+        key_lower(key[nk], &kl[nk], ctx, b, end);
+        nk++;
+    }
+    for (int i = 0; i < nk; i++) {
+        int64_t id = find_word(p, (const uint8_t *)key[i], kl[i]);
+        if (id < 0) continue;
+        int k = followers_of(p, id, out, max);
+        if (k) return k;
+    }
+    return 0;
+}
+
 int prior_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out, int max) {
     if (!p || p->nw == 0 || max <= 0) return 0;
     if (max > PRIOR_MAX_CAND) max = PRIOR_MAX_CAND;
+    if (len == 0 || ctx[len - 1] < 0x80) return latin_query(p, ctx, len, out, max);
     /* the starts of the last PRIOR_MAX_CHARS Han characters, nearest first */
     size_t start[PRIOR_MAX_CHARS];
     int nc = 0;
@@ -116,16 +224,8 @@ int prior_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out,
         if (n > PRIOR_MAX_WORD) continue;
         int64_t id = find_word(p, ctx + start[i], n);
         if (id < 0) continue;
-        uint32_t a = p->fol_off[id], b = p->fol_off[id + 1];
-        if (a == b) continue;
-        int k = 0;
-        for (uint32_t j = a; j < b && k < max; j++, k++) {
-            uint32_t w = p->fol[j];
-            out[k].text = p->words + p->word_off[w];
-            out[k].len = (int)(p->word_off[w + 1] - p->word_off[w]);
-            out[k].p = p->fol_p[j];
-        }
-        return k;
+        int k = followers_of(p, id, out, max);
+        if (k) return k;
     }
     return 0;
 }

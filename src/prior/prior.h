@@ -3,19 +3,32 @@
  * interpolated inside the search; engine/blend.c mixes it in).
  *
  * The prior is a table of words and, for each, its most probable followers
- * with P(follower | word). Laya's prior for Chinese is exported from
- * libime's language model by scripts/corpus/ngram/libime_prior.cc, which
- * documents the tensors (words, word_off, fol_off, fol, fol_p) and the
- * metadata. It is stored in a model file as tensors named "prior.<name>"
- * (model_file.c) or in a file of its own with the bare names; either way it
- * is read in place (borrowed from the caller's bytes) after prior_parse
- * validated it as hostile input.
+ * with P(follower | word). Its Chinese half is exported from libime's
+ * language model by scripts/corpus/ngram/libime_prior.cc, which documents
+ * the tensors (words, word_off, fol_off, fol, fol_p) and the metadata; its
+ * English half from pocketsphinx-en-us's trigram model by
+ * scripts/corpus/ngram/sphinx_prior.c; scripts/corpus/ngram/prior_table.py
+ * joins them into one table. It is stored in a model file as tensors named
+ * "prior.<name>" (model_file.c) or in a file of its own with the bare
+ * names; either way it is read in place (borrowed from the caller's bytes)
+ * after prior_parse validated it as hostile input.
  *
- * A query looks at the text before the cursor: when it ends in a Han
- * character, the longest word of the table (at most PRIOR_MAX_CHARS
- * characters, inside the run of Han characters) that the text ends with
- * and that has followers proposes them. Text that ends otherwise gets no
- * proposal: the prior knows whole words, not what follows a partial one.
+ * A query looks at the text before the cursor:
+ * - when it ends in a Han character, the longest word of the table (at most
+ *   PRIOR_MAX_CHARS characters, inside the run of Han characters) that the
+ *   text ends with and that has followers proposes them;
+ * - when it ends in an English word (ASCII letters and apostrophes, at most
+ *   PRIOR_LATIN_WORD bytes) and one blank, the first key with followers of
+ *   "v w" (the two last words, one blank apart), "<s> w" (w starts a
+ *   sentence: the text's start, a line's, or after . ! ?) and "w", in
+ *   lower case;
+ * - when it is empty, ends in a line break, or in . ! ? and a blank, the key
+ *   "<s>" (a sentence's first word), unless Chinese comes last before it
+ *   (a Han character or CJK punctuation after the last ASCII letter, within
+ *   PRIOR_LOOKBACK bytes): after Chinese, the next sentence is not taken for
+ *   English.
+ * Text that ends otherwise gets no proposal: the prior knows whole words,
+ * not what follows a partial one.
  *
  * Shape letters: NB bytes of words, NW words, NF followers. */
 #ifndef LAYA_PRIOR_H
@@ -26,7 +39,8 @@
 #include "laya.h"
 #include "model/st.h"
 
-enum { PRIOR_MAX_CHARS = 6, PRIOR_MAX_CAND = 16, PRIOR_MAX_WORD = 64 };
+enum { PRIOR_MAX_CHARS = 6, PRIOR_MAX_CAND = 16, PRIOR_MAX_WORD = 64, PRIOR_LATIN_WORD = 30,
+       PRIOR_LOOKBACK = 256 };
 
 typedef struct {
     const uint8_t *words;      /* (NB) the words' bytes, sorted words */

@@ -815,6 +815,105 @@ def skip_missing_is_recorded_in_manifest():
         eq([s['name'] for s in m['skipped']], ['absent'])
 
 
+NGRAM = os.path.join(ROOT, 'scripts', 'corpus', 'ngram')
+
+
+def run_script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(NGRAM, name)] + list(args),
+                          capture_output=True, text=True)
+
+
+@test
+def truecase_keeps_the_form_words_take_inside_sentences():
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, 'en.txt')
+        with open(src, 'w', encoding='utf-8') as f:
+            # "The" only ever starts a sentence: not a written form
+            f.write('The trip to London was long, and I\'m sure we saw London twice.\n' * 3)
+            f.write('we saw london once. The end, said Ann, and then said ann.\n')
+        r = run_script('truecase.py', src)
+        eq(r.returncode, 0)
+        lines = r.stdout.splitlines()
+        assert 'london\tLondon' in lines and "i'm\tI'm" in lines, lines
+        assert not any(l.startswith('the\t') for l in lines), lines      # sentence starts are not counted
+        assert not any(l.startswith('ann\t') for l in lines), lines      # 1 of 2: no majority, and < 3
+        eq(lines, sorted(lines))
+        eq(run_script('truecase.py', src).stdout, r.stdout)
+
+
+def write_prior_st(path, table):
+    """A laya-prior safetensors file of {word: [(follower, p)]} (the layout of libime_prior.cc)."""
+    words = set(table)
+    for fs in table.values():
+        words.update(w for w, _ in fs)
+    order = sorted(words, key=lambda w: w.encode('utf-8'))
+    rank = {w: i for i, w in enumerate(order)}
+    blob, wo, fo, fol, fp = b'', [0], [0], [], []
+    for w in order:
+        blob += w.encode('utf-8')
+        wo.append(len(blob))
+        for f, p in table.get(w, []):
+            fol.append(rank[f])
+            fp.append(p)
+        fo.append(len(fol))
+    ts = [('word_off', 'U32', struct.pack('<%dI' % len(wo), *wo), len(wo)),
+          ('fol_off', 'U32', struct.pack('<%dI' % len(fo), *fo), len(fo)),
+          ('fol', 'U32', struct.pack('<%dI' % len(fol), *fol), len(fol)),
+          ('fol_p', 'F32', struct.pack('<%df' % len(fp), *fp), len(fp)),
+          ('words', 'U8', blob, len(blob))]
+    h, at = {'__metadata__': {'format': 'laya-prior', 'format_version': '1', 'source': 'test',
+                              'license': 'test'}}, 0
+    for name, dt, b, n in ts:
+        h[name] = {'dtype': dt, 'shape': [n], 'data_offsets': [at, at + len(b)]}
+        at += len(b)
+    hj = json.dumps(h).encode()
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(hj)) + hj + b''.join(t[2] for t in ts))
+
+
+def read_prior_st(path):
+    sys.path.insert(0, NGRAM)
+    import prior_table as P
+    meta, t = P.read_st(path)
+    words = bytes(t['words'])
+    wo, fo = t['word_off'], t['fol_off']
+    ws = [words[wo[i]:wo[i + 1]].decode('utf-8') for i in range(len(wo) - 1)]
+    table = {ws[i]: [(ws[t['fol'][j]], t['fol_p'][j]) for j in range(fo[i], fo[i + 1])]
+             for i in range(len(ws)) if fo[i] < fo[i + 1]}
+    return meta, ws, table
+
+
+@test
+def prior_table_joins_the_chinese_and_english_halves():
+    with tempfile.TemporaryDirectory() as d:
+        zh, en, out = (os.path.join(d, n) for n in ('zh.safetensors', 'en.tsv', 'out.safetensors'))
+        write_prior_st(zh, {'订个': [('外卖', 0.5), ('酒店', 0.25)], 'qq': [('号码', 0.5)]})
+        with open(en, 'w', encoding='utf-8') as f:
+            f.write('<s>\tThe\t0.05\n<s>\tYeah\t0.04\nthank you\tfor\t0.2\nqq\tnumber\t0.1\n')
+            f.write(''.join('you\tw%02d\t%g\n' % (i, 0.01 * (10 - i / 2)) for i in range(12)))
+        r = run_script('prior_table.py', zh, en, out)
+        eq(r.returncode, 0)
+        meta, ws, t = read_prior_st(out)
+        eq(meta['format'], 'laya-prior')
+        assert 'pocketsphinx' in meta['source'] and 'BSD' in meta['license'], meta
+        eq(ws, sorted(ws, key=lambda w: w.encode('utf-8')))
+        eq(len(ws), len(set(ws)))
+        eq([w for w, _ in t['订个']], ['外卖', '酒店'])
+        eq([w for w, _ in t['<s>']], ['The', 'Yeah'])
+        eq([w for w, _ in t['qq']], ['number'])          # the Latin keys are the English half's
+        eq(len(t['you']), 8)                                 # at most 8, the most probable
+        eq([w for w, _ in t['you']], ['w%02d' % i for i in range(8)])
+        with open(out, 'rb') as f:
+            first = f.read()
+        eq(run_script('prior_table.py', zh, en, out).returncode, 0)
+        with open(out, 'rb') as f:
+            eq(f.read(), first)                              # deterministic
+        with open(en, 'a', encoding='utf-8') as f:
+            f.write('broken line\n')
+        r = run_script('prior_table.py', zh, en, out)
+        assert r.returncode != 0 and 'expected key TAB follower TAB p' in r.stderr, r.stderr
+
+
 def main():
     passed = failed = 0
     for t in TESTS:
