@@ -116,16 +116,25 @@ static int has(const prior_cand *c, int n, int i, const char *text) {
     return i < n && c[i].len == (int)strlen(text) && !memcmp(c[i].text, text, (size_t)c[i].len);
 }
 
-TEST(prior_query_takes_the_longest_word_with_followers) {
+/* The table of SPEC written to test_tmpdir()/name and parsed into *p (its
+ * bytes in *map, len bytes: the caller unmaps). */
+static laya_status spec_prior(const char *name, prior *p, const uint8_t **map, size_t *len, char *err,
+                              size_t errlen) {
     table t;
     make_table(&t);
-    char path[512], err[300] = "";
-    snprintf(path, sizeof path, "%s/p.safetensors", test_tmpdir());
-    CHECK(write_table(path, &t, "laya-prior") == LAYA_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", test_tmpdir(), name);
+    laya_status st = write_table(path, &t, "laya-prior");
+    return st ? st : parse_file(path, p, map, len, err, errlen);
+}
+
+TEST(prior_query_takes_the_longest_word_with_followers) {
+    char err[300] = "";
     prior p;
     const uint8_t *map;
     size_t len;
-    CHECKF(parse_file(path, &p, &map, &len, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_status st = spec_prior("p.safetensors", &p, &map, &len, err, sizeof err);
+    CHECKF(st == LAYA_OK, "%s: %s", laya_status_str(st), err);
     CHECK(p.nw == NS);
     prior_cand c[PRIOR_MAX_CAND];
     const char *q = "我想订个";   /* "订个" beats "个" */
@@ -149,15 +158,12 @@ TEST(prior_query_takes_the_longest_word_with_followers) {
 }
 
 TEST(prior_query_english_keys_after_a_blank) {
-    table t;
-    make_table(&t);
-    char path[512], err[300] = "";
-    snprintf(path, sizeof path, "%s/pe.safetensors", test_tmpdir());
-    CHECK(write_table(path, &t, "laya-prior") == LAYA_OK);
+    char err[300] = "";
     prior p;
     const uint8_t *map;
     size_t len;
-    CHECKF(parse_file(path, &p, &map, &len, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_status st = spec_prior("pe.safetensors", &p, &map, &len, err, sizeof err);
+    CHECKF(st == LAYA_OK, "%s: %s", laya_status_str(st), err);
     prior_cand c[PRIOR_MAX_CAND];
     /* context -> the first follower of the key that answers */
     static const struct {

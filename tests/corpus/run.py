@@ -816,6 +816,8 @@ def skip_missing_is_recorded_in_manifest():
 
 
 NGRAM = os.path.join(ROOT, 'scripts', 'corpus', 'ngram')
+sys.path.insert(0, NGRAM)
+import prior_table as P  # noqa: E402
 
 
 def run_script(name, *args):
@@ -841,39 +843,7 @@ def truecase_keeps_the_form_words_take_inside_sentences():
         eq(run_script('truecase.py', src).stdout, r.stdout)
 
 
-def write_prior_st(path, table):
-    """A laya-prior safetensors file of {word: [(follower, p)]} (the layout of libime_prior.cc)."""
-    words = set(table)
-    for fs in table.values():
-        words.update(w for w, _ in fs)
-    order = sorted(words, key=lambda w: w.encode('utf-8'))
-    rank = {w: i for i, w in enumerate(order)}
-    blob, wo, fo, fol, fp = b'', [0], [0], [], []
-    for w in order:
-        blob += w.encode('utf-8')
-        wo.append(len(blob))
-        for f, p in table.get(w, []):
-            fol.append(rank[f])
-            fp.append(p)
-        fo.append(len(fol))
-    ts = [('word_off', 'U32', struct.pack('<%dI' % len(wo), *wo), len(wo)),
-          ('fol_off', 'U32', struct.pack('<%dI' % len(fo), *fo), len(fo)),
-          ('fol', 'U32', struct.pack('<%dI' % len(fol), *fol), len(fol)),
-          ('fol_p', 'F32', struct.pack('<%df' % len(fp), *fp), len(fp)),
-          ('words', 'U8', blob, len(blob))]
-    h, at = {'__metadata__': {'format': 'laya-prior', 'format_version': '1', 'source': 'test',
-                              'license': 'test'}}, 0
-    for name, dt, b, n in ts:
-        h[name] = {'dtype': dt, 'shape': [n], 'data_offsets': [at, at + len(b)]}
-        at += len(b)
-    hj = json.dumps(h).encode()
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(hj)) + hj + b''.join(t[2] for t in ts))
-
-
 def read_prior_st(path):
-    sys.path.insert(0, NGRAM)
-    import prior_table as P
     meta, t = P.read_st(path)
     words = bytes(t['words'])
     wo, fo = t['word_off'], t['fol_off']
@@ -887,7 +857,8 @@ def read_prior_st(path):
 def prior_table_joins_the_chinese_and_english_halves():
     with tempfile.TemporaryDirectory() as d:
         zh, en, out = (os.path.join(d, n) for n in ('zh.safetensors', 'en.tsv', 'out.safetensors'))
-        write_prior_st(zh, {'订个': [('外卖', 0.5), ('酒店', 0.25)], 'qq': [('号码', 0.5)]})
+        P.write_table(zh, {'订个': [('外卖', 0.5), ('酒店', 0.25)], 'qq': [('号码', 0.5)]},
+                      {'format': 'laya-prior', 'format_version': '1', 'source': 'test', 'license': 'test'})
         with open(en, 'w', encoding='utf-8') as f:
             f.write('<s>\tThe\t0.05\n<s>\tYeah\t0.04\nthank you\tfor\t0.2\nqq\tnumber\t0.1\n')
             f.write(''.join('you\tw%02d\t%g\n' % (i, 0.01 * (10 - i / 2)) for i in range(12)))

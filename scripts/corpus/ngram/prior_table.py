@@ -72,13 +72,11 @@ def en_table(path):
     return table
 
 
-def main(argv):
-    if len(argv) != 4:
-        sys.exit(__doc__.strip())
-    zmeta, table = zh_table(argv[1])
-    en = en_table(argv[2])
-    for k, fs in en.items():
-        table[k] = fs
+def write_table(path, table, meta):
+    """Writes the laya-prior file path (atomically) of table, {word: [(follower, p)]}:
+    every word and follower in one byte-sorted word list, each word's
+    followers most probable first, at most MAX_FOLLOWERS. Returns (words,
+    followers); raises OSError."""
     words = set(table)
     for fs in table.values():
         words.update(w for w, _ in fs)
@@ -99,10 +97,6 @@ def main(argv):
         for j in range(fol_off[i] + 1, fol_off[i + 1]):
             if fol_p[j] > fol_p[j - 1]:
                 fol_p[j] = fol_p[j - 1]
-    meta = {"format": "laya-prior", "format_version": "1", "lang": "zh,en",
-            "source": zmeta.get("source", "libime") + "; pocketsphinx-en-us en-us.lm.bin",
-            "license": zmeta.get("license", "LGPL-2.1-or-later") + "; BSD-2-Clause",
-            "max_followers": str(MAX_FOLLOWERS)}
     ts = [("word_off", "U32", word_off), ("fol_off", "U32", fol_off), ("fol", "U32", fol),
           ("fol_p", "F32", fol_p), ("words", "U8", blob)]
     h, at = {"__metadata__": meta}, 0
@@ -112,17 +106,31 @@ def main(argv):
         at += size
     hj = json.dumps(h, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     hj += b" " * ((-(8 + len(hj))) % 64)
-    tmp = argv[3] + ".tmp"
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(hj)) + hj)
+        for _, dt, a in ts:
+            f.write(bytes(a) if dt == "U8" else a.tobytes())
+    os.replace(tmp, path)
+    return len(order), len(fol)
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.exit(__doc__.strip())
+    zmeta, table = zh_table(argv[1])
+    en = en_table(argv[2])
+    for k, fs in en.items():
+        table[k] = fs
+    meta = {"format": "laya-prior", "format_version": "1", "lang": "zh,en",
+            "source": zmeta.get("source", "libime") + "; pocketsphinx-en-us en-us.lm.bin",
+            "license": zmeta.get("license", "LGPL-2.1-or-later") + "; BSD-2-Clause",
+            "max_followers": str(MAX_FOLLOWERS)}
     try:
-        with open(tmp, "wb") as f:
-            f.write(struct.pack("<Q", len(hj)) + hj)
-            for _, dt, a in ts:
-                f.write(bytes(a) if dt == "U8" else a.tobytes())
-        os.replace(tmp, argv[3])
+        nw, nf = write_table(argv[3], table, meta)
     except OSError as e:
         sys.exit(f"prior_table.py: {e}")
-    print(f"prior_table.py: {len(order)} words, {len(fol)} followers ({len(en)} English keys) -> {argv[3]}",
-          file=sys.stderr)
+    print(f"prior_table.py: {nw} words, {nf} followers ({len(en)} English keys) -> {argv[3]}", file=sys.stderr)
 
 
 if __name__ == "__main__":

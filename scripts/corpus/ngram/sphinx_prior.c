@@ -117,20 +117,19 @@ typedef struct {
     int ncand;
     const cases *cs;
     FILE *out;
-    int max_fol;
-    int min_len;   /* followers of at least this many bytes */
+    int max_fol;   /* followers written per key */
     long lines;
 } ctx;
 
-/* The max_fol most probable followers of history h (most recent first), in
- * top[]; returns how many. */
-static int followers(ctx *x, const int32 *h, int nh, ws *top) {
+/* The max (<= MAX_FOL) most probable followers of history h (most recent
+ * first) of at least min_len bytes, in top[]; returns how many. */
+static int followers(const ctx *x, const int32 *h, int nh, int max, int min_len, ws *top) {
     int n = 0;
     for (int i = 0; i < x->ncand; i++) {
-        if ((int)strlen(ngram_word(x->m, x->cand[i].wid)) < x->min_len) continue;
+        if ((int)strlen(ngram_word(x->m, x->cand[i].wid)) < min_len) continue;
         int32 used, sc = ngram_ng_score(x->m, x->cand[i].wid, (int32 *)h, nh, &used);
-        if (n == x->max_fol && sc <= top[n - 1].score) continue;
-        int j = n < x->max_fol ? n++ : n - 1;
+        if (n == max && sc <= top[n - 1].score) continue;
+        int j = n < max ? n++ : n - 1;
         while (j > 0 && (top[j - 1].score < sc || (top[j - 1].score == sc && top[j - 1].wid > x->cand[i].wid))) {
             top[j] = top[j - 1];
             j--;
@@ -142,9 +141,7 @@ static int followers(ctx *x, const int32 *h, int nh, ws *top) {
 
 static void emit(ctx *x, const char *key, const int32 *h, int nh, int cap) {
     ws top[MAX_FOL];
-    x->min_len = MIN_LEN;
-    int n = followers(x, h, nh, top);
-    x->min_len = 0;
+    int n = followers(x, h, nh, x->max_fol, MIN_LEN, top);
     char buf[2 * MAX_WORD + 8];
     for (int i = 0; i < n; i++) {
         const char *w = ngram_word(x->m, top[i].wid);
@@ -200,10 +197,7 @@ int main(int argc, char **argv) {
     /* a sentence's first word, and the word after it */
     emit(&x, "<s>", &bos, 1, 1);
     ws first[MAX_FOL];
-    int saved = x.max_fol;
-    x.max_fol = MAX_FOL;
-    int nfirst = followers(&x, &bos, 1, first);
-    x.max_fol = saved;
+    int nfirst = followers(&x, &bos, 1, MAX_FOL, 0, first);
     for (int i = 0; i < nfirst; i++) {
         int32 h[2] = {first[i].wid, bos};
         snprintf(key, sizeof key, "<s> %s", ngram_word(m, first[i].wid));
@@ -216,7 +210,7 @@ int main(int argc, char **argv) {
         emit(&x, ngram_word(m, w), &w, 1, 0);
         if (i >= N2) continue;
         ws nx[MAX_FOL];
-        int nn = followers(&x, &w, 1, nx);
+        int nn = followers(&x, &w, 1, x.max_fol, 0, nx);   /* any length: keys, not suggestions */
         for (int j = 0; j < nn; j++) {
             int32 h[2] = {nx[j].wid, w};
             snprintf(key, sizeof key, "%s %s", ngram_word(m, w), ngram_word(m, nx[j].wid));
