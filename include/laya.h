@@ -110,7 +110,10 @@ typedef struct {
     float prob;   /* model probability of this continuation, 0..1 */
 } laya_suggestion;
 
-/* Fills out[0..*n_out) with up to k suggestions, best first (k <= LAYA_MAX_K). */
+/* Fills out[0..*n_out) with up to k suggestions, best first (k <= LAYA_MAX_K):
+ * the most keystrokes saved first, then each the one that adds most to
+ * those before it (one that extends an earlier one by whole words counts
+ * only its extra characters). */
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
 
 /* How the suggestion search works for a session: its breadth and how far a

@@ -150,19 +150,13 @@ static int junk_word(laya_session *s, const learn_cand *m) {
     return verdict;
 }
 
-/* 1 if candidate i would be among the k shown: fewer than k candidates at
- * or above the probability floor rank before it (a higher score, or the
- * same and emitted earlier, as engine_suggest's stable sort ranks them). */
+/* 1 if candidate i would be among the k shown (engine_pick). */
 static int within_k(const laya_session *s, int i, int k) {
-    const candidate *c = &s->cand[i];
-    if (c->prob < (double)s->ec.min_prob) return 0;
-    int before = 0;
-    for (int j = 0; j < s->n_cand && before < k; j++) {
-        const candidate *o = &s->cand[j];
-        if (j != i && o->prob >= (double)s->ec.min_prob && (o->score > c->score || (o->score == c->score && j < i)))
-            before++;
-    }
-    return before < k;
+    int picked[ENGINE_MAX_K];
+    const int n = engine_pick(s, k < ENGINE_MAX_K ? k : ENGINE_MAX_K, 0, picked);
+    for (int j = 0; j < n; j++)
+        if (picked[j] == i) return 1;
+    return 0;
 }
 
 /* The search's candidate with text[0..len), or a new one at probability 0

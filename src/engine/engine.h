@@ -60,9 +60,10 @@ double engine_rank_score(const uint8_t *text, int len, double prob, float len_ex
  * touched s since): at most k suggestions, each non-empty text within
  * max_bytes and max_words, no control byte, not ending in a blank, complete
  * UTF-8 after the character the context leaves open, prob in (0, 1] and
- * at least min_prob; no two alike; best first by engine_rank_score (to the
- * float rounding of prob); and exactly the first distinct texts of the
- * search's own ranked candidates at or above min_prob, so fewer than k
+ * at least min_prob; no two alike; each adding no more than the one before
+ * it (to the float rounding of prob; suggest.c: engine_pick); and every
+ * one a candidate of the search at or above min_prob that adds at least as
+ * much to those before it as any other candidate would, so fewer than k
  * only when fewer exist. LAYA_OK, or
  * LAYA_ERR_INTERNAL with the first broken promise in why (optional). */
 laya_status engine_suggest_invariants(const laya_session *s, int k, const laya_suggestion *out, int n, char *why,

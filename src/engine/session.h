@@ -200,6 +200,10 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
  * of which will be shown; nothing changes when the session has no memory
  * or it proposes nothing. */
 void engine_blend_memory(laya_session *s, int k);
+/* suggest.c: the candidates shown, picked as a set (see there): the
+ * indices into s->cand of at most k distinct texts (in capitals when caps)
+ * at or above the probability floor, in the order shown. Returns how many. */
+int engine_pick(const laya_session *s, int k, int caps, int *picked);
 /* blend.c: 1 while the session's memory is incognito (brought up to other
  * processes' switches first), else 0: the text typed is then not learned
  * from, by the unit memory or by the continuous cache. */
