@@ -150,11 +150,9 @@ static int junk_word(laya_session *s, const learn_cand *m) {
     return verdict;
 }
 
-/* 1 if candidate i would be among the k shown (engine_pick). */
-static int within_k(const laya_session *s, int i, int k) {
-    int picked[ENGINE_MAX_K];
-    const int n = engine_pick(s, k < ENGINE_MAX_K ? k : ENGINE_MAX_K, 0, picked);
-    for (int j = 0; j < n; j++)
+/* 1 if candidate i is among the np picked[] (engine_pick). */
+static int is_picked(const int *picked, int np, int i) {
+    for (int j = 0; j < np; j++)
         if (picked[j] == i) return 1;
     return 0;
 }
@@ -217,8 +215,12 @@ static void mix(laya_session *s, const learn_result *r, int k) {
      * one out can bring another up, hence the loop (at most r->n turns). */
     for (int again = 1; again;) {
         again = 0;
+        /* What would be shown; it changes only when a junk word goes, which
+         * ends this pass. */
+        int picked[ENGINE_MAX_K];
+        const int np = engine_pick(s, k < ENGINE_MAX_K ? k : ENGINE_MAX_K, 0, picked);
         for (int j = 0; j < r->n && !again; j++) {
-            if (at[j] < 0 || !within_k(s, at[j], k)) continue;
+            if (at[j] < 0 || !is_picked(picked, np, at[j])) continue;
             int ci = at[j];
             at[j] = -1;   /* judged */
             if (!junk_word(s, &r->c[j])) continue;
