@@ -1133,6 +1133,51 @@ TEST(learn_memory_sees_another_process) {
     rm_tree(dir);
 }
 
+/* Processes that open a new file at the same moment (an editor and the
+ * daemon at login) all get the store: one makes the schema, the others
+ * see either nothing or all of it, never half (a race the CI once hit). */
+TEST(learn_store_opened_at_once_by_many) {
+    const char *dir = test_tmpdir();
+    enum { ROUNDS = 12, KIDS = 6 };
+    int bad = 0;
+    for (int r = 0; r < ROUNDS && !bad; r++) {
+        char p[512], name[32];
+        snprintf(name, sizeof name, "m%d.db", r);
+        path_in(p, sizeof p, dir, name);
+        int go[2], out[2];
+        CHECK(pipe(go) == 0 && pipe(out) == 0);
+        pid_t kid[KIDS];
+        for (int k = 0; k < KIDS; k++) {
+            kid[k] = fork();
+            if (kid[k] == 0) {
+                char b, err[256] = "";
+                close(go[1]), close(out[0]);
+                (void)!read(go[0], &b, 1); /* EOF: all start together */
+                learn_store *s = NULL;
+                if (learn_store_open(p, &s, err, sizeof err) != LAYA_OK) {
+                    (void)!write(out[1], err, strlen(err) + 1);
+                    _exit(1);
+                }
+                learn_store_close(s);
+                _exit(0);
+            }
+        }
+        close(go[0]), close(out[1]);
+        close(go[1]);
+        char msg[256] = "";
+        ssize_t got = read(out[0], msg, sizeof msg - 1);
+        if (got > 0) msg[got] = 0;
+        close(out[0]);
+        for (int k = 0; k < KIDS; k++) {
+            int wst = 0;
+            waitpid(kid[k], &wst, 0);
+            if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) bad = 1;
+        }
+        CHECKF(!bad, "round %d: a process could not open the new store: %s", r, msg);
+    }
+    rm_tree(dir);
+}
+
 TEST(learn_memory_in_memory_store) {
     laya_memory *a = NULL, *b = NULL;
     char err[256] = "";

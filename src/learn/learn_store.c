@@ -335,12 +335,18 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
     if ((st = exec(s, "PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY;", "configuring", err, errlen)))
         return st;
     int64_t v;
-    /* Identity first: a refused file must not even be switched to WAL. */
-    if ((st = check_schema(s, &v, err, errlen))) return st;
+    /* Identity first: a refused file must not even be switched to WAL. The
+     * three reads share one read transaction, or another process creating
+     * the schema between them would make a new file look foreign. */
+    if ((st = exec(s, "BEGIN", "reading the file header", err, errlen))) return st;
+    st = check_schema(s, &v, err, errlen);
+    if (st == LAYA_OK) st = commit(s, "reading the file header", err, errlen);
+    else rollback(s);
+    if (st) return st;
     if (!mem) {
         int wal = 0;
         if ((st = sqlfile_make_private(s->path, err, errlen))) return st;
-        if ((rc = sqlfile_wal(s->db, &wal)) != SQLITE_OK) return fail(s, rc, "switching to WAL", err, errlen);
+        if ((rc = sqlfile_wal(s->db, LEARN_STORE_BUSY_MS, &wal)) != SQLITE_OK) return fail(s, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "memory store %s cannot use write-ahead logging (is it on a network file system?): "

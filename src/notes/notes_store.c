@@ -218,11 +218,19 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
                    "configuring", err, errlen)))
         return st;
     int fresh;
-    if ((st = check_schema(n, &fresh, err, errlen))) return st;
+    /* One read transaction, or another process creating the index between
+     * the reads would make a new file look foreign. */
+    if ((st = exec(n, "BEGIN", "reading the file header", err, errlen))) return st;
+    st = check_schema(n, &fresh, err, errlen);
+    if (st == LAYA_OK) st = exec(n, "COMMIT", "reading the file header", err, errlen);
+    if (st) {
+        rollback(n);
+        return st;
+    }
     if (!mem) {
         int wal = 0;
         if ((st = sqlfile_make_private(n->path, err, errlen))) return st;
-        if ((rc = sqlfile_wal(n->db, &wal)) != SQLITE_OK) return fail(n, rc, "switching to WAL", err, errlen);
+        if ((rc = sqlfile_wal(n->db, NOTES_BUSY_MS, &wal)) != SQLITE_OK) return fail(n, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "notes index %s cannot use write-ahead logging (a network file system?): keep it on a "

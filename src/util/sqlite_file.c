@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/err.h"
@@ -98,12 +99,25 @@ int sqlfile_open(const char *path, int busy_ms, sqlite3 **db) {
     return SQLITE_OK;
 }
 
-int sqlfile_wal(sqlite3 *db, int *wal) {
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &q, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_step(q);
-    *wal = rc == SQLITE_ROW && !sqlite3_strnicmp((const char *)sqlite3_column_text(q, 0), "wal", 3);
-    sqlite3_finalize(q);
+int sqlfile_wal(sqlite3 *db, int busy_ms, int *wal) {
+    /* The switch writes the file's header, and SQLite answers BUSY at once,
+     * without its busy handler, where waiting could deadlock (another
+     * process switching or creating the schema at the same moment): so the
+     * switch is tried again, a few milliseconds apart, for up to busy_ms. */
+    struct timespec t0, now, nap = {0, 2 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc;
+    for (;;) {
+        sqlite3_stmt *q = NULL;
+        rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &q, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(q);
+        *wal = rc == SQLITE_ROW && !sqlite3_strnicmp((const char *)sqlite3_column_text(q, 0), "wal", 3);
+        sqlite3_finalize(q);
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >= busy_ms) break;
+        nanosleep(&nap, NULL);
+    }
     if (rc != SQLITE_ROW) return rc;
     return *wal ? sqlite3_exec(db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) : SQLITE_OK;
 }

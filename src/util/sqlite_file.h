@@ -55,7 +55,8 @@ int sqlfile_open(const char *path, int busy_ms, sqlite3 **db);
 /* PRAGMA journal_mode = WAL, then synchronous = NORMAL: a crash of the
  * program loses no commit, one of the system at most the last ones, never
  * the file. *wal 0: the file system cannot (a network one), nothing more is
- * done. An SQLite result code. */
-int sqlfile_wal(sqlite3 *db, int *wal);
+ * done. A switch refused as busy is tried again for up to busy_ms. An
+ * SQLite result code. */
+int sqlfile_wal(sqlite3 *db, int busy_ms, int *wal);
 
 #endif
