@@ -535,17 +535,16 @@ static double pick_floor(const laya_session *s, const candidate *c) {
     return c->prob * (saved_of(s, c->text, c->len) - (j > 0 ? saved_of(s, c->text, j) : 0));
 }
 
+/* b as shown: an ASCII lowercase letter in capitals when caps is set. */
+static inline uint8_t shown_byte(uint8_t b, int caps) {
+    return caps && b >= 'a' && b <= 'z' ? (uint8_t)(b - 32) : b;
+}
+
 /* The same text on screen: equal bytes, or equal in capitals (caps). */
 static int same_shown(const candidate *a, const candidate *b, int caps) {
     if (a->len != b->len) return 0;
-    for (int i = 0; i < a->len; i++) {
-        uint8_t x = a->text[i], y = b->text[i];
-        if (caps) {
-            x = x >= 'a' && x <= 'z' ? (uint8_t)(x - 32) : x;
-            y = y >= 'a' && y <= 'z' ? (uint8_t)(y - 32) : y;
-        }
-        if (x != y) return 0;
-    }
+    for (int i = 0; i < a->len; i++)
+        if (shown_byte(a->text[i], caps) != shown_byte(b->text[i], caps)) return 0;
     return 1;
 }
 
@@ -882,8 +881,7 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     for (int i = 0; i < n; i++) {   /* (in capitals, "Me" and "me" were one: same_shown) */
         const candidate *c = &s->cand[picked[i]];
         uint8_t *t = s->out_text[i];
-        for (int j = 0; j < c->len; j++)
-            t[j] = caps && c->text[j] >= 'a' && c->text[j] <= 'z' ? (uint8_t)(c->text[j] - 32) : c->text[j];
+        for (int j = 0; j < c->len; j++) t[j] = shown_byte(c->text[j], caps);
         t[c->len] = 0;
         out[i].text = (const char *)t;
         out[i].len = (size_t)c->len;
