@@ -6,7 +6,9 @@
 # persistent recurrences). Settings come from the environment:
 #   H D L W BATCH SEQ LR WD DROPOUT WARMUP BUDGET OUT LAYA TOKENS CUDA_MATH
 #   VALID (comma-separated token files under $TOKENS; the first one picks the
-#   best checkpoint), EVAL_EVERY (steps, default 100)
+#   best checkpoint), EVAL_EVERY (steps, default 100), INIT (a model file to
+#   start from, same shape: laya train --init, a fresh schedule; the q8
+#   shipped model works, its weights are read back to f32)
 # Inputs: $TOKENS/{train,en_valid,zh_valid}.tokens and models/tokenizer.tok
 # (scripts/prepare_tokens.sh makes them).
 set -eu
@@ -18,7 +20,10 @@ LAYA=${LAYA:-build-cuda/laya}; TOKENS=${TOKENS:-data/tokens}
 OUT=${OUT:-runs/base-H$H}
 VALID=${VALID:-en_valid.tokens,zh_valid.tokens}; EVAL_EVERY=${EVAL_EVERY:-100}
 valid=$(echo "$VALID" | tr ',' '\n' | sed "s|^|$TOKENS/|" | paste -sd, -)
-"$LAYA" train --device cuda --train "$TOKENS/train.tokens" \
+init=
+[ -z "${INIT:-}" ] || init="--init $INIT"
+# shellcheck disable=SC2086
+"$LAYA" train $init --device cuda --train "$TOKENS/train.tokens" \
     --valid "$valid" --tok models/tokenizer.tok \
     -o "$OUT" --H "$H" --D "$D" --L "$L" --W "$W" --batch "$BATCH" --seq "$SEQ" \
     --lr "$LR" --wd "$WD" --dropout "$DROPOUT" --warmup "$WARMUP" \
