@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -106,7 +107,11 @@ def main():
     d = tempfile.mkdtemp(prefix="laya-abuse-")
     path = os.path.join(d, "laya.sock")
     cmd = [a.laya, "serve", "--socket", path, "--model", a.model] + shlex.split(a.serve_args)
-    dmn = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    # The daemon learns what its clients commit: into a memory of its own
+    # under the temporary folder, never the user's (XDG_DATA_HOME).
+    env = dict(os.environ, XDG_DATA_HOME=d)
+    env.pop("LAYA_MEMORY", None)
+    dmn = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
     rows = []
     try:
         for _ in range(400):
@@ -132,6 +137,7 @@ def main():
     finally:
         dmn.terminate()
         dmn.wait()
+        shutil.rmtree(d, ignore_errors=True)   # the socket and the daemon's memory
     print("daemon under abuse: %d typing clients (one suggest per %.0f ms), %.0f s per scenario; serve %s"
           % (a.good, a.gap_ms, a.seconds, a.serve_args or "(defaults)"))
     print("  %-9s %9s %9s %9s %10s %7s %9s" % ("abuser", "requests", "p50 ms", "p99 ms", "max ms", "errors",

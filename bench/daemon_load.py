@@ -17,6 +17,7 @@ import asyncio
 import json
 import multiprocessing as mp
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -76,8 +77,12 @@ def main():
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="laya-load-")
     path = os.path.join(d, "laya.sock")
+    # The daemon learns what its clients commit: into a memory of its own
+    # under the temporary folder, never the user's (XDG_DATA_HOME).
+    env = dict(os.environ, XDG_DATA_HOME=d)
+    env.pop("LAYA_MEMORY", None)
     dmn = subprocess.Popen([a.laya, "serve", "--socket", path, "--model", a.model,
-                            "--max-sessions", str(a.clients)], stderr=subprocess.DEVNULL)
+                            "--max-sessions", str(a.clients)], env=env, stderr=subprocess.DEVNULL)
     try:
         for _ in range(400):
             try:
@@ -101,7 +106,7 @@ def main():
     finally:
         dmn.terminate()
         dmn.wait()
-        os.rmdir(d) if not os.listdir(d) else None
+        shutil.rmtree(d, ignore_errors=True)   # the socket and the daemon's memory
     sent = a.clients * a.requests
     got = sum(r[0] for r in res)
     errors = sum(r[1] for r in res)

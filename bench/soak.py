@@ -29,6 +29,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -281,7 +282,11 @@ def main():
     d = tempfile.mkdtemp(prefix="laya-soak-")
     path = os.path.join(d, "laya.sock")
     cmd = [a.laya, "serve", "--socket", path, "--model", a.model] + shlex.split(a.serve_args)
-    dmn = subprocess.Popen(cmd, stderr=open(os.path.join(a.out, "daemon.err"), "w"))
+    # The daemon learns what its clients commit: into a memory of its own
+    # under the temporary folder, never the user's (XDG_DATA_HOME).
+    env = dict(os.environ, XDG_DATA_HOME=d)
+    env.pop("LAYA_MEMORY", None)
+    dmn = subprocess.Popen(cmd, env=env, stderr=open(os.path.join(a.out, "daemon.err"), "w"))
     for _ in range(400):
         try:
             connect(path).close()
@@ -321,6 +326,7 @@ def main():
     except subprocess.TimeoutExpired:
         dmn.kill()
         rc = dmn.wait()
+    shutil.rmtree(d, ignore_errors=True)   # the socket and the daemon's memory
     csv = os.path.join(a.out, "soak.csv")
     with open(csv, "w") as f:
         f.write("seconds,requests,p50_ms,p99_ms,max_ms,rss_mb,errors,lost\n")
