@@ -5,7 +5,8 @@
  * over loses the top and recovers by decay, by being taken, or by a
  * forget, and a first word passed over takes its phrases down; the
  * continuous cache of the text typed (nc.c): what followed a like context
- * is proposed, never off the record, and edits leave it as a fresh read. */
+ * is proposed, never off the record, a short text's cache is trusted
+ * little, and edits leave it as a fresh read. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,41 @@ TEST(engine_cache_proposes_what_followed_a_like_context) {
     laya_session_free(off);
     laya_session_free(priv);
     laya_session_free(nolearn);
+    laya_model_free(m);
+}
+
+/* A cache of a few positions is trusted little (engine_nc_trust): typed
+ * key by key, "谢谢你的帮" made the four-token cache put "你的" after
+ * anything ("助你的", "助你的你的"); its share of the weight grows with the
+ * positions held, n / (n + ENGINE_NC_RAMP), up to the window's 512. */
+TEST(engine_cache_is_trusted_as_it_fills) {
+    char err[256];
+    laya_model *m = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    CHECK(engine_nc_trust(s) == 0);
+    const char *t = "谢谢你的帮";
+    char x[512] = "";
+    for (size_t i = 3; i <= strlen(t); i += 3) {
+        char pre[32];
+        snprintf(pre, sizeof pre, "%.*s", (int)i, t);
+        suggest(s, pre, x, sizeof x);
+    }
+    CHECKF(!strstr(x, "你的"), "after 谢谢你的帮 typed: '%s'", x);
+    const int64_t n = s->cur.st.n - 1;
+    CHECKF(n > 0 && n < 8 && fabs(engine_nc_trust(s) - (double)n / (n + ENGINE_NC_RAMP)) < 1e-12,
+           "%lld positions, trust %f", (long long)n, engine_nc_trust(s));
+    /* a long text: the window's 512 positions, never more */
+    char *longt = malloc(20000);
+    CHECK(longt);
+    longt[0] = 0;
+    for (int i = 0; i < 200; i++) strcat(longt, "The report is late again. ");
+    suggest(s, longt, x, sizeof x);
+    CHECKF(s->cur.st.n - 1 > ENGINE_NC_SIZE, "%lld tokens", (long long)s->cur.st.n);
+    CHECK(fabs(engine_nc_trust(s) - (double)ENGINE_NC_SIZE / (ENGINE_NC_SIZE + ENGINE_NC_RAMP)) < 1e-12);
+    free(longt);
+    laya_session_free(s);
     laya_model_free(m);
 }
 

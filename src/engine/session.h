@@ -229,12 +229,15 @@ int engine_node_next(const laya_session *s, int32_t id);
  * engine_nc_mix(s, id, lpm) mixes into a model log-probability lpm of
  * token id, in O(1) (lpm unchanged where the cache is off or the node's
  * distribution is empty: no text yet), and engine_nc_mark(s, nd, 0) clears
- * it; engine_nc_pend the node's word-end mass. */
-enum { ENGINE_NC_SIZE = 512 };
+ * it; engine_nc_pend the node's word-end mass. engine_nc_trust: the
+ * share of its weight the cache gets with the positions it holds now, n /
+ * (n + ENGINE_NC_RAMP) (nc.c says why). */
+enum { ENGINE_NC_SIZE = 512, ENGINE_NC_RAMP = 32 };
 #define ENGINE_NC_THETA 30.0f
 laya_status engine_nc_init(laya_session *s, int m);
 void engine_nc_record(laya_session *s);
 int engine_nc_on(const laya_session *s);
+double engine_nc_trust(const laya_session *s);
 void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n);
 void engine_nc_mark(laya_session *s, const node *nd, int on);
 double engine_nc_mix(const laya_session *s, int32_t id, double lpm);

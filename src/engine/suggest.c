@@ -824,10 +824,12 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     size_t last = utf8_prev(s->ctx, s->len);
     const int after_cjk = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last);
     q.budget = after_cjk ? s->ec.cjk_steps : s->ec.max_steps;
-    /* the continuous cache's weight for this search: none while incognito */
+    /* the continuous cache's weight for this search: none while incognito,
+     * less while the text typed is short (engine_nc_trust) */
     s->nc_w = !s->learn_on || engine_memory_incognito(s) ? 0
               : after_cjk                                ? s->ec.cjk_cache_weight
                                                          : s->ec.cache_weight;
+    s->nc_w *= engine_nc_trust(s);
     q.steps_left = q.budget;
     /* Inside a CJK run the tail's characters are whole (an input method
      * commits them) and a token that covers part of it is the usual
