@@ -346,7 +346,8 @@ static laya_status open_db(learn_store *s, char *err, size_t errlen) {
     if (!mem) {
         int wal = 0;
         if ((st = sqlfile_make_private(s->path, err, errlen))) return st;
-        if ((rc = sqlfile_wal(s->db, LEARN_STORE_BUSY_MS, &wal)) != SQLITE_OK) return fail(s, rc, "switching to WAL", err, errlen);
+        if ((rc = sqlfile_wal(s->db, LEARN_STORE_BUSY_MS, &wal)) != SQLITE_OK)
+            return fail(s, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "memory store %s cannot use write-ahead logging (is it on a network file system?): "

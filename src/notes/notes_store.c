@@ -230,7 +230,8 @@ static laya_status open_db(laya_notes *n, int create, char *err, size_t errlen) 
     if (!mem) {
         int wal = 0;
         if ((st = sqlfile_make_private(n->path, err, errlen))) return st;
-        if ((rc = sqlfile_wal(n->db, NOTES_BUSY_MS, &wal)) != SQLITE_OK) return fail(n, rc, "switching to WAL", err, errlen);
+        if ((rc = sqlfile_wal(n->db, NOTES_BUSY_MS, &wal)) != SQLITE_OK)
+            return fail(n, rc, "switching to WAL", err, errlen);
         if (!wal)
             return err_set(err, errlen, LAYA_ERR_IO,
                            "notes index %s cannot use write-ahead logging (a network file system?): keep it on a "
