@@ -54,6 +54,41 @@ const char *test_tmpdir(void) {
     return buf;
 }
 
+int test_at_once(int n, int (*fn)(const void *arg, char *err, size_t errlen), const void *arg, char *msg,
+                 size_t cap) {
+    enum { MAX_KIDS = 16 };
+    int go[2], out[2], failed = 0;
+    pid_t kid[MAX_KIDS];
+    if (n > MAX_KIDS) n = MAX_KIDS;
+    msg[0] = 0;
+    if (pipe(go) != 0 || pipe(out) != 0) {
+        snprintf(msg, cap, "pipe failed");
+        return n;
+    }
+    for (int k = 0; k < n; k++) {
+        kid[k] = fork();
+        if (kid[k] == 0) {
+            char b, err[512] = "";
+            close(go[1]), close(out[0]);
+            (void)!read(go[0], &b, 1); /* EOF: all start together */
+            if (fn(arg, err, sizeof err) != 0) {
+                (void)!write(out[1], err, strlen(err) + 1);
+                _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    close(go[0]), close(out[1]), close(go[1]);
+    ssize_t got = read(out[0], msg, cap - 1);
+    msg[got > 0 ? got : 0] = 0;
+    close(out[0]);
+    for (int k = 0; k < n; k++) {
+        int wst = 0;
+        if (kid[k] < 0 || waitpid(kid[k], &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) failed++;
+    }
+    return failed;
+}
+
 static int cmp_tests(const void *a, const void *b) {
     const char *fa = ((const __typeof__(tests[0]) *)a)->file, *fb = ((const __typeof__(tests[0]) *)b)->file;
     int c = strcmp(fa, fb);

@@ -18,6 +18,12 @@ void test_skip(const char *why);
 const char *test_fixture(const char *name);
 /* A fresh temporary directory for this test (static buffer). */
 const char *test_tmpdir(void);
+/* Starts n (at most 16) child processes that call fn(arg, err, errlen) at
+ * the same moment (each waits on one pipe closed when all are forked); fn
+ * returns 0 on success, else fills err. Returns how many failed; msg (cap
+ * bytes) gets the first failure's err. For races between processes. */
+int test_at_once(int n, int (*fn)(const void *arg, char *err, size_t errlen), const void *arg, char *msg,
+                 size_t cap);
 
 #define TEST(fn)                                                        \
     static void fn(void);                                               \

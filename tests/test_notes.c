@@ -116,44 +116,22 @@ TEST(notes_fts5_is_compiled_in) {
 
 /* Processes creating the same new index at one moment all get it: one
  * makes the schema, the others see nothing of it or all of it. */
+static int open_index(const void *path, char *err, size_t errlen) {
+    laya_notes *n = NULL;
+    if (laya_notes_open(path, 1, &n, err, errlen) != LAYA_OK) return 1;
+    laya_notes_free(n);
+    return 0;
+}
+
 TEST(notes_index_opened_at_once_by_many) {
     char tmp[256];
     snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
-    enum { ROUNDS = 8, KIDS = 5 };
-    int bad = 0;
-    for (int r = 0; r < ROUNDS && !bad; r++) {
-        char db[4096], name[32];
+    for (int r = 0; r < 8; r++) {
+        char db[4096], name[32], msg[512];
         snprintf(name, sizeof name, "n%d.db", r);
         join(db, sizeof db, tmp, name);
-        int go[2], out[2];
-        CHECK(pipe(go) == 0 && pipe(out) == 0);
-        pid_t kid[KIDS];
-        for (int k = 0; k < KIDS; k++) {
-            kid[k] = fork();
-            if (kid[k] == 0) {
-                char b, err[512] = "";
-                close(go[1]), close(out[0]);
-                (void)!read(go[0], &b, 1); /* EOF: all start together */
-                laya_notes *n = NULL;
-                if (laya_notes_open(db, 1, &n, err, sizeof err) != LAYA_OK) {
-                    (void)!write(out[1], err, strlen(err) + 1);
-                    _exit(1);
-                }
-                laya_notes_free(n);
-                _exit(0);
-            }
-        }
-        close(go[0]), close(out[1]), close(go[1]);
-        char msg[512] = "";
-        ssize_t got = read(out[0], msg, sizeof msg - 1);
-        if (got > 0) msg[got] = 0;
-        close(out[0]);
-        for (int k = 0; k < KIDS; k++) {
-            int wst = 0;
-            waitpid(kid[k], &wst, 0);
-            if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) bad = 1;
-        }
-        CHECKF(!bad, "round %d: a process could not open the new index: %s", r, msg);
+        CHECKF(test_at_once(5, open_index, db, msg, sizeof msg) == 0,
+               "round %d: a process could not open the new index: %s", r, msg);
     }
 }
 
