@@ -11,7 +11,10 @@
 #   tokenizer.tok     models/tokenizer.tok
 #   train.tokens.xz   data/tokens/train.tokens (scripts/prepare_tokens.sh), xz-packed
 #   *valid*.tokens    the validation streams, en_valid.tokens first
-# Usage: OUT=/tmp/out H=512 D=96 BUDGET=480 sh scripts/train_device.sh
+# Usage: OUT=/tmp/out H=576 D=64 BUDGET=480 sh scripts/train_device.sh
+# (the bf16 trainer runs its persistent recurrences only for H = 192, 384,
+# 576 or 768 with a batch a multiple of 64; other widths take the slower
+# step-by-step path)
 set -eu
 OUT=${OUT:-/tmp/laya-train-out}
 mkdir -p "$OUT"
