@@ -162,6 +162,10 @@ $(BUILD)/en-prior.tsv: $(BUILD)/sphinx_prior $(BUILD)/en-case.tsv
 	$(BUILD)/sphinx_prior $(SPHINX_LM) $(BUILD)/en-case.tsv $@ $(PRIOR_FOLLOWERS)
 $(BUILD)/prior.safetensors: $(BUILD)/zh-prior.safetensors $(BUILD)/en-prior.tsv scripts/corpus/ngram/prior_table.py
 	python3 scripts/corpus/ngram/prior_table.py $(BUILD)/zh-prior.safetensors $(BUILD)/en-prior.tsv $@
+# The model's per-token probabilities for scripts/model_headroom.py (an
+# analysis tool, not part of `make`).
+$(BUILD)/token_logprobs: scripts/token_logprobs.c $(BUILD)/liblaya.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 .PHONY: prior sphinx-deps
 sphinx-deps:
 	@dpkg -s $(SPHINX_DEPS) >/dev/null 2>&1 || \
