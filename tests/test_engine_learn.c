@@ -260,6 +260,45 @@ TEST(engine_cache_is_trusted_as_it_fills) {
     laya_model_free(m);
 }
 
+/* With the shipped model: a cache whose positions resemble nothing proposes
+ * nothing. English typed first, then Chinese character by character: the
+ * 23 English positions were the cache's whole window, and its softmax gave
+ * them all its mass however little they resembled the Chinese context, so
+ * "...help 谢谢你的" got "Three" and "Think" (the "Th" of "Thank", which
+ * followed the text's start) and "谢谢你" got "Thank you". A name of the
+ * English part is still recalled in Chinese ("我每天都用Py" -> "thon"). */
+TEST(engine_cache_proposes_nothing_where_nothing_resembles) {
+    char err[256];
+    laya_model *m = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    const char *t = "Thank you for your help 谢谢你的";
+    char x[512] = "";
+    for (size_t i = 1; i <= strlen(t); i++) {
+        if (i < strlen(t) && ((unsigned char)t[i] & 0xC0) == 0x80) continue;   /* whole characters */
+        char pre[64];
+        snprintf(pre, sizeof pre, "%.*s", (int)i, t);
+        suggest(s, pre, x, sizeof x);
+        /* (after "谢" and "谢谢" the model itself proposes " Google" and ".") */
+        if (i >= strlen("Thank you for your help 谢谢你"))
+            for (const char *c = x; *c; c++)
+                CHECKF(!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z')), "after '%s': '%s'", pre, x);
+    }
+    laya_session_free(s);
+    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    const char *u = "I use Python every day. 我每天都用Py";
+    for (size_t i = 1; i <= strlen(u); i++) {
+        if (i < strlen(u) && ((unsigned char)u[i] & 0xC0) == 0x80) continue;
+        char pre[64];
+        snprintf(pre, sizeof pre, "%.*s", (int)i, u);
+        suggest(s, pre, x, sizeof x);
+    }
+    CHECKF(strstr(x, "thon") != NULL, "after '%s': '%s'", u, x);
+    laya_session_free(s);
+    laya_model_free(m);
+}
+
 /* The cache is keyed by position: after any edits (typing, backspaces, a
  * jump back, a new text) a session proposes what a fresh session given the
  * same text proposes. */

@@ -9,7 +9,15 @@
  * and the node's next-token probability becomes
  *     p(w) = (1 - lambda) p_model(w) + lambda pc(w),
  * lambda the search's weight (nc_w: ec.cache_weight, or ec.cjk_cache_weight
- * after a CJK character; suggest.c sets it per search). A name or phrase
+ * after a CJK character; suggest.c sets it per search). The softmax has one
+ * more term, a null position of cosine ENGINE_NC_NULL_COS whose share q
+ * goes back to the model: p(w) = (1 - lambda (1 - q)) p_model(w) + lambda
+ * pc(w), pc summing to 1 - q. Without it a window of a few positions gave
+ * them all its mass however little they resembled the node's context:
+ * English typed, then "谢谢你的", got "Three" and "Think" (the "Th" that
+ * followed the text's start). With it, a context like none of the window's
+ * leaves the model alone, and one like a position of it (cosine 0.6: e^3
+ * times the null) still takes the cache's weight. A name or phrase
  * that recurs in the document is then proposed where the context resembles
  * the one it followed before, even when the words around it differ (where
  * the n-gram memory of the typed text, blend.c, needs the same words).
@@ -189,7 +197,10 @@ static void nc_dist(laya_session *s, node *nd, float *sim, float scale, int64_t 
         }
     }
     if (mx == -INFINITY) return;
-    double z = 0;
+    /* the null position: a context of cosine ENGINE_NC_NULL_COS that
+     * proposes nothing (its share goes back to the model) */
+    const double enull = exp((double)ENGINE_NC_THETA * ENGINE_NC_NULL_COS - (double)mx);
+    double z = enull;
     int nt = 0;
     const float cut = mx - 16;   /* terms below e^-16 of the largest (1e-7 each) are left out */
     for (int r = 0; r < 2; r++)
@@ -212,6 +223,7 @@ static void nc_dist(laya_session *s, node *nd, float *sim, float scale, int64_t 
         nd->nc_id[i] = best[i].id;
         nd->nc_p[i] = (float)(best[i].mass / z);
     }
+    nd->nc_null = (float)(enull / z);
     for (int i = 0; i < nt; i++) s->nc_acc[s->nc_touch[i]] = 0;
     nd->nc_n = nb;
 }
@@ -251,14 +263,17 @@ void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
 
 void engine_nc_mark(laya_session *s, const node *nd, int on) {
     s->nc_mixing = on && engine_nc_on(s) && nd->nc_n;  /* an empty cache mixes nothing in */
-    if (s->nc_mixing) s->nc_l1m = log1p(-(double)s->nc_w);
+    if (s->nc_mixing) {
+        s->nc_keep = 1 - (double)s->nc_w * (1 - (double)nd->nc_null);
+        s->nc_l1m = log(s->nc_keep);
+    }
     for (int i = 0; i < nd->nc_n; i++) s->nc_acc[nd->nc_id[i]] = on ? nd->nc_p[i] : 0;
 }
 
 double engine_nc_mix(const laya_session *s, int32_t id, double lpm) {
     if (!s->nc_mixing) return lpm;
     const double pc = s->nc_acc[id];
-    if (pc > 0) return log((1 - (double)s->nc_w) * exp(lpm) + (double)s->nc_w * pc);
+    if (pc > 0) return log(s->nc_keep * exp(lpm) + (double)s->nc_w * pc);
     return s->nc_l1m + lpm;
 }
 
@@ -266,5 +281,5 @@ double engine_nc_pend(const laya_session *s, const node *nd) {
     if (!engine_nc_on(s) || !nd->nc_n) return nd->pend;
     double pc = 0;
     for (int i = 0; i < nd->nc_n; i++) pc += (double)nd->nc_p[i] * s->wend[nd->nc_id[i]];
-    return (1 - (double)s->nc_w) * nd->pend + (double)s->nc_w * pc;
+    return (1 - (double)s->nc_w * (1 - (double)nd->nc_null)) * nd->pend + (double)s->nc_w * pc;
 }

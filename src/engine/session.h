@@ -55,6 +55,7 @@ typedef struct {
     int nc_n;
     int32_t nc_id[ENGINE_NC_TOP];
     float nc_p[ENGINE_NC_TOP];
+    float nc_null;                /* the share no position of the window takes */
 } node;
 
 /* One hypothesis of the suggestion search. */
@@ -168,7 +169,8 @@ struct laya_session {
     float nc_w;                     /* the weight of this search: ec.cache_weight, or
                                        ec.cjk_cache_weight after a CJK character */
     int nc_mixing;                  /* engine_nc_mark: a node's cache is in nc_acc */
-    double nc_l1m;                  /* then log(1 - nc_w) */
+    double nc_l1m;                  /* then log(nc_keep) */
+    double nc_keep;                 /* the model's share: 1 - nc_w (1 - the node's nc_null) */
     uint8_t *nc_panel;              /* (nc_m + NC_SLACK, H) the unit vectors in q8, in the
                                        kernels' panel form (a ring a little longer than the
                                        window, nc.c) */
@@ -234,6 +236,9 @@ int engine_node_next(const laya_session *s, int32_t id);
  * (n + ENGINE_NC_RAMP) (nc.c says why). */
 enum { ENGINE_NC_SIZE = 512, ENGINE_NC_RAMP = 32 };
 #define ENGINE_NC_THETA 30.0f
+/* The cosine of the cache's null position (nc.c): 0.5 (2026-12-05, sixth
+ * session; docs/RESULTS.md, "A cache that resembles nothing"). */
+#define ENGINE_NC_NULL_COS 0.5
 laya_status engine_nc_init(laya_session *s, int m);
 void engine_nc_record(laya_session *s);
 int engine_nc_on(const laya_session *s);
