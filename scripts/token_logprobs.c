@@ -33,7 +33,7 @@
 enum { MAX_TEMPS = 16 };
 
 static int ends_cjk_path(const uint8_t *b, size_t n) {
-    return n >= 3 && b[n - 3] >= 0xE3 && b[n - 3] <= 0xE9 && (b[n - 2] & 0xC0) == 0x80 && (b[n - 1] & 0xC0) == 0x80;
+    return n >= 3 && utf8_cjk_path_lead(b[n - 3]) && (b[n - 2] & 0xC0) == 0x80 && (b[n - 1] & 0xC0) == 0x80;
 }
 
 int main(int argc, char **argv) {
@@ -106,14 +106,11 @@ int main(int argc, char **argv) {
         int32_t t = ids[i + 1], flags = (bb && ends_cjk_path(bb, bl)) | (chinese << 1);
         ok &= fwrite(&t, 4, 1, o) == 1 && fwrite(&flags, 4, 1, o) == 1;
         for (int k = 0; k < nt; k++) {
+            /* at T = 1 exactly laya_score's operations (x / 1.0 is x) */
+            const double T = temps[k];
             double z = 0;
-            if (temps[k] == 1.0) {   /* exactly laya_score's operations */
-                for (int32_t v = 0; v < c->V; v++) z += exp((double)(logits[v] - mx));
-            } else {
-                for (int32_t v = 0; v < c->V; v++) z += exp((double)(logits[v] - mx) / temps[k]);
-            }
-            double lp = temps[k] == 1.0 ? -((double)mx + log(z) - (double)logits[t]) / log(2.0)
-                                        : -(log(z) - (double)(logits[t] - mx) / temps[k]) / log(2.0);
+            for (int32_t v = 0; v < c->V; v++) z += exp((double)(logits[v] - mx) / T);
+            double lp = -((double)mx / T + log(z) - (double)logits[t] / T) / log(2.0);
             if (k == 0) total -= lp;
             ok &= fwrite(&lp, 8, 1, o) == 1;
         }

@@ -35,6 +35,40 @@ static void suggest(laya_session *s, const char *ctx, char *out, size_t cap) {
     }
 }
 
+/* A session of m that learns from the text typed in it (no store), or NULL. */
+static laya_session *learning_session(laya_model *m) {
+    laya_session *s = NULL;
+    if (laya_session_new(m, &s) != LAYA_OK) return NULL;
+    if (engine_set_learn(s, 1, NULL, 0) != LAYA_OK) {
+        laya_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Types t into s a character at a time, as an input method commits it
+ * (every prefix of t that ends on a character boundary); out: the
+ * suggestions after the last one. */
+static void type_chars(laya_session *s, const char *t, char *out, size_t cap) {
+    const size_t n = strlen(t);
+    char *pre = malloc(n + 1);
+    out[0] = 0;
+    if (!pre) return;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && ((unsigned char)t[i] & 0xC0) == 0x80) continue;
+        memcpy(pre, t, i);
+        pre[i] = 0;
+        suggest(s, pre, out, cap);
+    }
+    free(pre);
+}
+
+static int has_ascii_letter(const char *x) {
+    for (; *x; x++)
+        if ((*x >= 'A' && *x <= 'Z') || (*x >= 'a' && *x <= 'z')) return 1;
+    return 0;
+}
+
 TEST(engine_learn_changes_nothing_without_evidence) {
     float *params = NULL;
     laya_model *m = te_model(400, 16, 8, 2, 3, 0.5f, 7, &params);
@@ -96,8 +130,8 @@ TEST(engine_learn_proposes_a_remembered_line_and_respects_privacy) {
     CHECKF(!strcmp(x, y), "private '%s' off '%s'", x, y);
     engine_set_private(s, 0);
     /* the typed text itself: a name that recurs in the document */
-    laya_session *t = NULL;
-    CHECK(laya_session_new(m, &t) == LAYA_OK && engine_set_learn(t, 1, NULL, 0) == LAYA_OK);
+    laya_session *t = learning_session(m);
+    CHECK(t);
     suggest(t, "I met Xavierra Plimpton today. Plimpton waved. Later Xavierra Pl", x, sizeof x);
     CHECKF(strstr(x, "impton") != NULL, "got '%s'", x);
     /* once: still the document's own word (only the committed history is
@@ -153,8 +187,8 @@ TEST(engine_learn_completes_a_rare_name_of_the_document) {
     char err[256];
     laya_model *m = NULL;
     CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
-    laya_session *s = NULL;
-    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    laya_session *s = learning_session(m);
+    CHECK(s);
     laya_search_opts o = laya_search_defaults();
     o.cache_weight = o.cjk_cache_weight = 0;
     CHECK(laya_session_set_search(s, &o) == LAYA_OK);
@@ -233,16 +267,11 @@ TEST(engine_cache_is_trusted_as_it_fills) {
     char err[256];
     laya_model *m = NULL;
     CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
-    laya_session *s = NULL;
-    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    laya_session *s = learning_session(m);
+    CHECK(s);
     CHECK(engine_nc_trust(s) == 0);
-    const char *t = "谢谢你的帮";
-    char x[512] = "";
-    for (size_t i = 3; i <= strlen(t); i += 3) {
-        char pre[32];
-        snprintf(pre, sizeof pre, "%.*s", (int)i, t);
-        suggest(s, pre, x, sizeof x);
-    }
+    char x[512];
+    type_chars(s, "谢谢你的帮", x, sizeof x);
     CHECKF(!strstr(x, "你的"), "after 谢谢你的帮 typed: '%s'", x);
     const int64_t n = s->cur.st.n - 1;
     CHECKF(n > 0 && n < 8 && fabs(engine_nc_trust(s) - (double)n / (n + ENGINE_NC_RAMP)) < 1e-12,
@@ -271,29 +300,20 @@ TEST(engine_cache_proposes_nothing_where_nothing_resembles) {
     char err[256];
     laya_model *m = NULL;
     CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
-    laya_session *s = NULL;
-    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
-    const char *t = "Thank you for your help 谢谢你的";
-    char x[512] = "";
-    for (size_t i = 1; i <= strlen(t); i++) {
-        if (i < strlen(t) && ((unsigned char)t[i] & 0xC0) == 0x80) continue;   /* whole characters */
-        char pre[64];
-        snprintf(pre, sizeof pre, "%.*s", (int)i, t);
-        suggest(s, pre, x, sizeof x);
-        /* (after "谢" and "谢谢" the model itself proposes " Google" and ".") */
-        if (i >= strlen("Thank you for your help 谢谢你"))
-            for (const char *c = x; *c; c++)
-                CHECKF(!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z')), "after '%s': '%s'", pre, x);
+    laya_session *s = learning_session(m);
+    CHECK(s);
+    char x[512];
+    /* (after "谢" and "谢谢" the model itself proposes " Google" and ".") */
+    type_chars(s, "Thank you for your help 谢谢", x, sizeof x);
+    const char *after[2] = {"Thank you for your help 谢谢你", "Thank you for your help 谢谢你的"};
+    for (int i = 0; i < 2; i++) {
+        suggest(s, after[i], x, sizeof x);
+        CHECKF(!has_ascii_letter(x), "after '%s': '%s'", after[i], x);
     }
     laya_session_free(s);
-    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK);
+    CHECK((s = learning_session(m)) != NULL);
     const char *u = "I use Python every day. 我每天都用Py";
-    for (size_t i = 1; i <= strlen(u); i++) {
-        if (i < strlen(u) && ((unsigned char)u[i] & 0xC0) == 0x80) continue;
-        char pre[64];
-        snprintf(pre, sizeof pre, "%.*s", (int)i, u);
-        suggest(s, pre, x, sizeof x);
-    }
+    type_chars(s, u, x, sizeof x);
     CHECKF(strstr(x, "thon") != NULL, "after '%s': '%s'", u, x);
     laya_session_free(s);
     laya_model_free(m);
@@ -307,9 +327,8 @@ TEST(engine_cache_after_edits_equals_a_fresh_read) {
     laya_model *m = te_model(400, 64, 8, 2, 3, 0.5f, 7, &params);
     CHECK(m);
     /* A cache of 16 positions, so that the ring wraps within the text. */
-    laya_session *s = NULL;
-    CHECK(laya_session_new(m, &s) == LAYA_OK && engine_set_learn(s, 1, NULL, 0) == LAYA_OK &&
-          engine_nc_init(s, 16) == LAYA_OK);
+    laya_session *s = learning_session(m);
+    CHECK(s && engine_nc_init(s, 16) == LAYA_OK);
     const char *text = "The cat sat on the mat. The dog sat on the log. 我们明天见。The cat sat on the";
     char cur[256] = "";
     size_t n = 0;
@@ -336,9 +355,8 @@ TEST(engine_cache_after_edits_equals_a_fresh_read) {
             CHECK(laya_session_set_context(s, cur, n) == LAYA_OK);
         }
         cur[n] = 0;
-        laya_session *f = NULL;
-        CHECK(laya_session_new(m, &f) == LAYA_OK && engine_set_learn(f, 1, NULL, 0) == LAYA_OK &&
-              engine_nc_init(f, 16) == LAYA_OK);
+        laya_session *f = learning_session(m);
+        CHECK(f && engine_nc_init(f, 16) == LAYA_OK);
         laya_suggestion a[3], b[3];
         int na = 0, nb = 0;
         CHECK(laya_suggest(s, 3, a, &na) == LAYA_OK);

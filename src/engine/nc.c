@@ -261,10 +261,15 @@ void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
     if (m) nc_score(s, todo, m, lo, n);
 }
 
+/* The model's share of nd's mixture: 1 - nc_w (1 - the null's share). */
+static double nc_keep(const laya_session *s, const node *nd) {
+    return 1 - (double)s->nc_w * (1 - (double)nd->nc_null);
+}
+
 void engine_nc_mark(laya_session *s, const node *nd, int on) {
     s->nc_mixing = on && engine_nc_on(s) && nd->nc_n;  /* an empty cache mixes nothing in */
     if (s->nc_mixing) {
-        s->nc_keep = 1 - (double)s->nc_w * (1 - (double)nd->nc_null);
+        s->nc_keep = nc_keep(s, nd);
         s->nc_l1m = log(s->nc_keep);
     }
     for (int i = 0; i < nd->nc_n; i++) s->nc_acc[nd->nc_id[i]] = on ? nd->nc_p[i] : 0;
@@ -281,5 +286,5 @@ double engine_nc_pend(const laya_session *s, const node *nd) {
     if (!engine_nc_on(s) || !nd->nc_n) return nd->pend;
     double pc = 0;
     for (int i = 0; i < nd->nc_n; i++) pc += (double)nd->nc_p[i] * s->wend[nd->nc_id[i]];
-    return (1 - (double)s->nc_w * (1 - (double)nd->nc_null)) * nd->pend + (double)s->nc_w * pc;
+    return nc_keep(s, nd) * nd->pend + (double)s->nc_w * pc;
 }
