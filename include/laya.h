@@ -132,7 +132,8 @@ typedef struct {
     float min_prob;   /* suggestions less likely than this are not shown, 0..1 */
     float prior_weight; /* trust in the model file's next-word prior, where it has one, 0..1; 0: off */
     float cache_weight; /* trust in the continuous cache of the text typed (with learning on), 0..0.9;
-                           0: off; scaled by n / (n + 32) for the n (at most 512) positions it holds */
+                           0: off; scaled by n / (n + 32) for the n (at most 512) positions it holds,
+                           and given back to the model where no position resembles the context */
     float cjk_cache_weight; /* the same after a CJK character, 0..0.9 */
 } laya_search_opts;
 
