@@ -126,6 +126,8 @@ static bytes with_header(bytes b, json_t *h, int fix_sha, int shift) {
         char hex[65];
         st_blake2b_hex(data, dn, hex);
         json_object_set_new(json_object_get(h, "__metadata__"), "data_blake2b", json_string(hex));
+        st_tree_blake2b_hex(data, dn, hex);
+        json_object_set_new(json_object_get(h, "__metadata__"), ST_TREE_KEY, json_string(hex));
     }
     char *s = json_dumps(h, JSON_COMPACT);
     size_t sl = strlen(s), hl = (8 + sl + 63) / 64 * 64 - 8 + (size_t)shift;
@@ -406,6 +408,11 @@ static void meta_dtype(json_t *m) { json_object_set_new(m, "dtype", json_string(
 static void meta_number(json_t *m) { json_object_set_new(m, "steps", json_integer(1200)); }
 static void meta_no_sum(json_t *m) { json_object_del(m, "data_blake2b"); }
 static void meta_bad_sum(json_t *m) {
+    json_object_set_new(m, ST_TREE_KEY, json_string("0000000000000000000000000000000000000000000000000000000000000000"));
+}
+/* a file written before the tree checksum: data_blake2b is the one checked */
+static void meta_bad_old_sum(json_t *m) {
+    json_object_del(m, ST_TREE_KEY);
     json_object_set_new(m, "data_blake2b", json_string("0000000000000000000000000000000000000000000000000000000000000000"));
 }
 static void meta_tok_sum(json_t *m) {
@@ -446,6 +453,7 @@ TEST(model_file_refuses_bad_metadata) {
     CHECK(refused_entry(b, "__metadata__", meta_number, 1, "not a string"));
     CHECK(refused_entry(b, "__metadata__", meta_no_sum, 0, "data_blake2b"));
     CHECK(refused_entry(b, "__metadata__", meta_bad_sum, 0, "checksum mismatch"));
+    CHECK(refused_entry(b, "__metadata__", meta_bad_old_sum, 0, "checksum mismatch"));
     CHECK(refused_entry(b, "__metadata__", meta_tok_sum, 1, "tokenizer_sha256"));
     free(b.p);
 }
@@ -1168,9 +1176,11 @@ TEST(model_sign_v2_header_and_v1_whole_file) {
     CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"));
     write_sig(path, "laya-model-signature-v2", &kp, b.p, b.n);
     CHECK(load_signed(path, &kp, 1, err, sizeof err) == LAYA_ERR_SIGNATURE && strstr(err, "bad signature"));
-    /* a header without data_blake2b: signed v2 by hand, its data is not covered */
+    /* a header without data_blake2b or the tree checksum: signed v2 by hand,
+     * its data is not covered */
     json_t *h = header(b);
     json_object_del(json_object_get(h, "__metadata__"), "data_blake2b");
+    json_object_del(json_object_get(h, "__metadata__"), ST_TREE_KEY);
     c = with_header(b, h, 0, 0);
     json_decref(h);
     write_file(path, c.p, c.n);
@@ -1289,4 +1299,97 @@ TEST(model_sign_shipped_model_is_signed_by_the_project_key) {
     char err[600] = "";
     CHECKF(model_sig_check_file(path, &t, &v, NULL, err, sizeof err) == LAYA_OK && v == MODEL_SIG_TRUSTED, "%s",
            err);
+}
+
+/* ---- the data section's tree checksum (st.h, ST_TREE_KEY) ---- */
+
+/* The tree checksum computed the plain way, one leaf after another, from
+ * its definition in st.h: the reference for the threaded st_tree_blake2b_hex
+ * and for st_write's streamed one. */
+static void tree_reference(const uint8_t *p, size_t n, char hex[65]) {
+    unsigned char salt[16], pers[16], leaf[32], root[32];
+    crypto_generichash_blake2b_state rs;
+    memset(salt, 0, sizeof salt);
+    for (int i = 0; i < 8; i++) salt[i] = (unsigned char)((uint64_t)n >> (8 * i));
+    memset(pers, 0, sizeof pers);
+    memcpy(pers, "laya-tree-root", 14);
+    crypto_generichash_blake2b_init_salt_personal(&rs, NULL, 0, 32, salt, pers);
+    memset(pers, 0, sizeof pers);
+    memcpy(pers, "laya-tree-leaf", 14);
+    for (uint64_t i = 0; i * ST_TREE_CHUNK < n; i++) {
+        size_t b = (size_t)i * ST_TREE_CHUNK, e = n - b < ST_TREE_CHUNK ? n : b + ST_TREE_CHUNK;
+        memset(salt, 0, sizeof salt);
+        for (int k = 0; k < 8; k++) salt[k] = (unsigned char)(i >> (8 * k));
+        crypto_generichash_blake2b_salt_personal(leaf, 32, p + b, e - b, NULL, 0, salt, pers);
+        crypto_generichash_blake2b_update(&rs, leaf, 32);
+    }
+    crypto_generichash_blake2b_final(&rs, root, 32);
+    sodium_bin2hex(hex, 65, root, 32);
+}
+
+TEST(st_tree_checksum_matches_its_definition) {
+    CHECK(sodium_init() >= 0);
+    const size_t C = ST_TREE_CHUNK, big = 3 * (size_t)C + 12345;
+    uint8_t *p = malloc(big);
+    for (size_t i = 0; i < big; i++) p[i] = (uint8_t)(frand() * 127.0f);
+    const size_t sizes[] = {0, 1, C - 1, C, C + 1, 2 * (size_t)C, big};
+    char got[65], want[65], first[65];
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        st_tree_blake2b_hex(p, sizes[k], got);
+        tree_reference(p, sizes[k], want);
+        CHECKF(!strcmp(got, want), "%zu bytes: %s, the reference %s", sizes[k], got, want);
+    }
+    /* one changed byte in any leaf, two leaves swapped, one byte less: another checksum */
+    st_tree_blake2b_hex(p, big, first);
+    const size_t flips[] = {0, C - 1, C, 2 * (size_t)C + 7, big - 1};
+    for (size_t k = 0; k < sizeof flips / sizeof *flips; k++) {
+        p[flips[k]] ^= 1;
+        st_tree_blake2b_hex(p, big, got);
+        CHECKF(strcmp(got, first), "byte %zu flipped, same checksum", flips[k]);
+        p[flips[k]] ^= 1;
+    }
+    uint8_t *q = malloc(big);
+    memcpy(q, p + C, C);
+    memcpy(q + C, p, C);
+    memcpy(q + 2 * (size_t)C, p + 2 * (size_t)C, big - 2 * (size_t)C);
+    st_tree_blake2b_hex(q, big, got);
+    CHECK(strcmp(got, first));
+    st_tree_blake2b_hex(p, big - 1, got);
+    CHECK(strcmp(got, first));
+    free(q);
+    free(p);
+}
+
+/* st_write streams the data section in 64 KiB pieces; the tree checksum it
+ * records is the one the data section, read back, hashes to. */
+static void fill_bytes(const void *src, size_t first, size_t count, void *dst) {
+    memcpy(dst, (const uint8_t *)src + first, count);
+}
+
+TEST(st_write_records_the_tree_checksum_of_its_data) {
+    CHECK(sodium_init() >= 0);
+    const size_t n1 = 2 * (size_t)ST_TREE_CHUNK + 777, n2 = 40001;
+    uint8_t *a = malloc(n1), *b = malloc(n2);
+    for (size_t i = 0; i < n1; i++) a[i] = (uint8_t)(frand() * 127.0f);
+    for (size_t i = 0; i < n2; i++) b[i] = (uint8_t)(frand() * 127.0f);
+    st_out o[2] = {{"a", ST_U8, 1, {(int64_t)n1}, a, fill_bytes}, {"b", ST_U8, 1, {(int64_t)n2}, b, NULL}};
+    char path[512], err[300] = "";
+    snprintf(path, sizeof path, "%s/tree.safetensors", dir);
+    CHECKF(st_write(path, o, 2, NULL, "data_blake2b", err, sizeof err) == LAYA_OK, "%s", err);
+    bytes f = read_file(path);
+    st_file sf;
+    CHECKF(st_parse(f.p, f.n, &sf, err, sizeof err) == LAYA_OK, "%s", err);
+    char tree[65], whole[65];
+    tree_reference(sf.data, (size_t)sf.data_len, tree);
+    st_blake2b_hex(sf.data, (size_t)sf.data_len, whole);
+    CHECK(sf.data_len >= n1 + n2);
+    CHECK(st_meta(&sf, ST_TREE_KEY) && !strcmp(st_meta(&sf, ST_TREE_KEY), tree));
+    CHECK(st_meta(&sf, "data_blake2b") && !strcmp(st_meta(&sf, "data_blake2b"), whole));
+    const char *key;
+    char got[65];
+    CHECK(st_data_verify(sf.meta, sf.data, (size_t)sf.data_len, &key, got) && !strcmp(key, ST_TREE_KEY));
+    st_free(&sf);
+    free(f.p);
+    free(a);
+    free(b);
 }

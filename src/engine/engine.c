@@ -163,11 +163,19 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     return LAYA_OK;
 }
 
-static void ckpt_point(const model_cfg *c, ckpt *k, float **mem) {
-    model_state_init(c, &k->st, *mem);
+/* Points k into *mem and advances it; zeroed, or, unset (a ring or sparse
+ * slot: n = -1 until ckpt_copy fills it), left untouched so that its pages
+ * cost nothing at a cold start. */
+static void ckpt_point(const model_cfg *c, ckpt *k, float **mem, int unset) {
+    if (unset) {
+        model_state_place(c, &k->st, *mem);
+        k->st.n = -1;
+    } else {
+        model_state_init(c, &k->st, *mem);
+    }
     *mem += model_state_floats(c);
     k->y = *mem;
-    memset(k->y, 0, (size_t)c->H * sizeof(float));
+    if (!unset) memset(k->y, 0, (size_t)c->H * sizeof(float));
     *mem += c->H;
 }
 
@@ -288,10 +296,10 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
         return LAYA_ERR_NOMEM;
     }
     float *p = s->mem;
-    ckpt_point(c, &s->cur, &p);
-    ckpt_point(c, &s->bos, &p);
-    for (int i = 0; i < ENGINE_RING; i++) { ckpt_point(c, &s->ring[i], &p); s->ring[i].st.n = -1; }
-    for (int i = 0; i < ENGINE_SPARSE; i++) { ckpt_point(c, &s->sparse[i], &p); s->sparse[i].st.n = -1; }
+    ckpt_point(c, &s->cur, &p, 0);
+    ckpt_point(c, &s->bos, &p, 0);
+    for (int i = 0; i < ENGINE_RING; i++) ckpt_point(c, &s->ring[i], &p, 1);
+    for (int i = 0; i < ENGINE_SPARSE; i++) ckpt_point(c, &s->sparse[i], &p, 1);
     s->scratch = p;
     s->sparse_step = ENGINE_SPARSE_STEP;
     /* Every text starts with BOS: its state is computed once and kept. */

@@ -109,7 +109,7 @@ laya_status engine_search_init(laya_session *s) {
     float *p = s->search_mem;
     for (int i = 0; i < ENGINE_NODES; i++) {
         node *n = &s->nodes[i];
-        model_state_init(c, &n->c.st, p);
+        model_state_place(c, &n->c.st, p);  /* node_new copies its parent in */
         p += model_state_floats(c);
         n->c.y = p;
         p += c->H;

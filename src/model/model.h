@@ -170,6 +170,10 @@ typedef struct {
 size_t model_state_floats(const model_cfg *c);
 /* Points s into mem (model_state_floats floats, caller-owned) and zeroes it. */
 void model_state_init(const model_cfg *c, model_state *s, float *mem);
+/* Points s into mem and leaves mem as it is: for a slot that is always
+ * copied into (model_state_copy) before it is read, so that a session's
+ * spare slots cost no page until they are used. */
+void model_state_place(const model_cfg *c, model_state *s, float *mem);
 void model_state_copy(const model_cfg *c, model_state *dst, const model_state *src);
 
 /* Scratch floats model_step needs (caller-owned, reused across calls). */

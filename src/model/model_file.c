@@ -24,7 +24,9 @@
  *     "gru-lattn", V H D L W (decimal), dtype, quant ("none" or as above),
  *     tokenizer_sha256 (hex of the tokenizer bytes, an identity),
  *     data_blake2b (hex BLAKE2b-256 of the whole data section: the
- *     checksum; st.h says why not SHA-256), plus the writer's provenance.
+ *     file's identity and, in files written before data_tree_blake2b, the
+ *     checksum), data_tree_blake2b (the checksum a load verifies, hashed on
+ *     every core: st.h), plus the writer's provenance.
  * Tensors are stored contiguously in layout order with the tokenizer last
  * (standard readers refuse gaps); the data section starts 64-byte aligned.
  *
@@ -69,7 +71,7 @@ enum { MAX_TENSORS = 2 + 8 * MODEL_MAX_L };
 /* Metadata keys the writer owns; meta_extra may not set them. */
 static const char *const reserved_keys[] = {
     "format", "format_version", "arch", "V", "H", "D", "L", "W",
-    "dtype", "quant", "quant_version", "tokenizer_sha256", "data_blake2b",
+    "dtype", "quant", "quant_version", "tokenizer_sha256", "data_blake2b", ST_TREE_KEY,
     "layout", "layout_version", "rows_blake2b", "prior",
 };
 
@@ -392,17 +394,19 @@ static laya_status load_checked(const st_file *f, int verified, model *m, char *
 
     /* checksum: reads every byte once, which also faults in every page (C5's
      * "touch every weight"); a v2 signature's check has just done both,
-     * against this very data_blake2b (model_sign.h) */
+     * against this very header (model_sign.h) */
     const char *sum = st_meta(f, "data_blake2b"), *tsum = st_meta(f, "tokenizer_sha256");
     if (!sum || !tsum)
         return err_set(err, errlen, LAYA_ERR_FORMAT, "__metadata__ lacks data_blake2b or tokenizer_sha256");
     char hex[65];
-    if (!verified) st_blake2b_hex(f->data, (size_t)f->data_len, hex);
+    const char *key = "data_blake2b";
+    int sum_ok = verified || st_data_verify(f->meta, f->data, (size_t)f->data_len, &key, hex);
+    (void)sum_ok;  /* unread in the fuzz build */
 #ifndef LAYA_FUZZ   /* the fuzz build lets mutated data reach the checks behind the checksums */
-    if (!verified && strcmp(hex, sum))
+    if (!sum_ok)
         return err_set(err, errlen, LAYA_ERR_SIGNATURE,
-                       "checksum mismatch: the data section hashes to %.12s..., data_blake2b says %.12s...: "
-                       "the file is corrupt or was modified", hex, sum);
+                       "checksum mismatch: the data section hashes to %.12s..., %s says %.12s...: "
+                       "the file is corrupt or was modified", hex, key, st_meta(f, key) ? st_meta(f, key) : "?");
     st_sha256_hex(f->data + tk->begin, (size_t)(tk->end - tk->begin), hex);
     if (strcmp(hex, tsum))
         return err_set(err, errlen, LAYA_ERR_SIGNATURE, "tokenizer_sha256 does not match the tokenizer bytes");

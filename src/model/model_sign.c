@@ -217,18 +217,15 @@ static size_t header_bytes(const uint8_t *file, size_t len) {
     return n < 2 || n > ST_MAX_HEADER || n > len - 8 ? 0 : (size_t)(8 + n);
 }
 
-/* 1 if the header file[0..hb) names, as __metadata__ data_blake2b, the
- * BLAKE2b-256 of the rest of the file (the data section). Reads the
- * header only once it is authenticated (or, signing, our own file). */
+/* 1 if the header file[0..hb) names, as __metadata__ data_tree_blake2b
+ * (or, in a file written before it, data_blake2b), the checksum of the
+ * rest of the file (the data section; st_data_verify). Reads the header
+ * only once it is authenticated (or, signing, our own file). */
 static int data_matches_header(const uint8_t *file, size_t len, size_t hb) {
     json_t *h = json_loadb((const char *)file + 8, hb - 8, JSON_REJECT_DUPLICATES, NULL);
-    const char *want = json_string_value(json_object_get(json_object_get(h, "__metadata__"), "data_blake2b"));
-    char hex[65];
-    int ok = want && strlen(want) == 64;
-    if (ok) {
-        st_blake2b_hex(file + hb, len - hb, hex);
-        ok = !strcmp(hex, want);
-    }
+    const char *key;
+    char got[65];
+    int ok = st_data_verify(json_object_get(h, "__metadata__"), file + hb, len - hb, &key, got);
     json_decref(h);
     return ok;
 }

@@ -4,10 +4,12 @@
  *     laya-model-signature-v2 <public key, 64 hex> <signature, 128 hex>\n
  * The signature is Ed25519 (PureEdDSA, crypto_sign_detached) over the
  * file's safetensors header: its 8-byte length and the JSON, whose
- * __metadata__ data_blake2b is the BLAKE2b-256 of the rest of the file (the
- * data section). The checker verifies the header, then hashes the data and
- * compares: every byte is covered, through BLAKE2b's collision resistance
- * (128 bits, as Ed25519's security). Why not the whole file, as v1 did:
+ * __metadata__ data_tree_blake2b is the tree checksum of the rest of the
+ * file (the data section; st.h: BLAKE2b-256 of each MiB, hashed on every
+ * core, then of those digests), or, in a file written before it,
+ * data_blake2b its BLAKE2b-256. The checker verifies the header, then
+ * hashes the data and compares: every byte is covered, through BLAKE2b's
+ * collision resistance (128 bits, as Ed25519's security). Why not the whole file, as v1 did:
  * Ed25519 hashes its message with SHA-512, which runs at ~260 MB/s on the
  * AVX2 VM of 2026-12-04, against ~500 MB/s for libsodium's BLAKE2b, and the
  * loader hashed the data with BLAKE2b as well: v1 read a 7 MB model twice,
@@ -86,9 +88,9 @@ laya_status model_sig_check(const char *path, const uint8_t *file, size_t len, c
  * fuzz build (LAYA_FUZZ), checks its signature before anything parses it.
  * On success *map (munmap it, *len bytes) holds the authenticated bytes;
  * *verified (optional) is 1 when a v2 signature matched, whose check has
- * hashed the data section against the header's data_blake2b (the loader
+ * hashed the data section against the header's checksum (the loader
  * need not do it again), else 0 (v1, unsigned, no_signature_check: the
- * loader checks data_blake2b itself, as before v2). */
+ * loader checks it itself, as before v2; st_data_verify). */
 laya_status model_map_signed(const char *path, const char *what, size_t min, size_t max, const model_trust *t,
                              void **map, size_t *len, int *verified, char *err, size_t errlen);
 
@@ -107,8 +109,8 @@ laya_status model_secret_read(const char *path, uint8_t sk[MODEL_SECRET_BYTES], 
 laya_status model_keygen(const char *prefix, uint8_t pk[MODEL_KEY_BYTES], char *err, size_t errlen);
 
 /* Writes sig_path (NULL: model_path.sig), atomically, signing model_path
- * with sk: v2 (its header) when the header's data_blake2b matches its data
- * section, else v1 (every byte). It checks nothing else: laya sign loads
+ * with sk: v2 (its header) when the header's checksum (st_data_verify)
+ * matches its data section, else v1 (every byte). It checks nothing else: laya sign loads
  * the model first. */
 laya_status model_sign_file(const char *model_path, const uint8_t sk[MODEL_SECRET_BYTES], const char *sig_path,
                             char *err, size_t errlen);

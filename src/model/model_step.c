@@ -14,11 +14,15 @@ size_t model_state_floats(const model_cfg *c) {
     return (size_t)c->L * ((size_t)c->H + 2 * (size_t)c->W * (size_t)c->D);
 }
 
-void model_state_init(const model_cfg *c, model_state *s, float *mem) {
+void model_state_place(const model_cfg *c, model_state *s, float *mem) {
     s->n = 0;
     s->h = mem;                                            /* (L, H) */
     s->k = s->h + (size_t)c->L * (size_t)c->H;             /* (L, W, D) */
     s->v = s->k + (size_t)c->L * (size_t)c->W * (size_t)c->D; /* (L, W, D) */
+}
+
+void model_state_init(const model_cfg *c, model_state *s, float *mem) {
+    model_state_place(c, s, mem);
     memset(mem, 0, model_state_floats(c) * sizeof *mem);
 }
 

@@ -2,6 +2,7 @@
 #include "model/st.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,95 @@ void st_blake2b_hex(const uint8_t *p, size_t n, char hex[65]) {
     unsigned char h[32];
     crypto_generichash(h, sizeof h, p, n, NULL, 0);
     sodium_bin2hex(hex, 65, h, sizeof h);
+}
+
+/* ---- the data section's tree checksum (ST_TREE_KEY) ----
+ * Leaf i: BLAKE2b-256 of bytes [i*ST_TREE_CHUNK, (i+1)*ST_TREE_CHUNK), salt
+ * = i (little-endian), personal "laya-tree-leaf". Root: BLAKE2b-256 of the
+ * leaf digests in order, salt = the data's length, personal
+ * "laya-tree-root". Position and length are in the hash, so no other data
+ * gives the same leaves; the leaves hash independently, on every core. */
+
+static void salt_of(uint64_t v, unsigned char salt[crypto_generichash_blake2b_SALTBYTES]) {
+    memset(salt, 0, crypto_generichash_blake2b_SALTBYTES);
+    for (int i = 0; i < 8; i++) salt[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void tree_init(crypto_generichash_blake2b_state *s, uint64_t salt_v, const char *personal) {
+    unsigned char salt[crypto_generichash_blake2b_SALTBYTES], pers[crypto_generichash_blake2b_PERSONALBYTES] = {0};
+    salt_of(salt_v, salt);
+    memcpy(pers, personal, strlen(personal));
+    crypto_generichash_blake2b_init_salt_personal(s, NULL, 0, 32, salt, pers);
+}
+
+static void tree_leaf(const uint8_t *p, size_t n, uint64_t i, unsigned char out[32]) {
+    crypto_generichash_blake2b_state s;
+    tree_init(&s, i, "laya-tree-leaf");
+    crypto_generichash_blake2b_update(&s, p, n);
+    crypto_generichash_blake2b_final(&s, out, 32);
+}
+
+typedef struct {
+    const uint8_t *p;
+    size_t n, first, step;
+    unsigned char *dig;
+} tree_job;
+
+static void *tree_work(void *arg) {
+    const tree_job *j = arg;
+    size_t nl = (j->n + ST_TREE_CHUNK - 1) / ST_TREE_CHUNK;
+    for (size_t i = j->first; i < nl; i += j->step) {
+        size_t b = i * (size_t)ST_TREE_CHUNK, e = j->n - b < ST_TREE_CHUNK ? j->n : b + ST_TREE_CHUNK;
+        tree_leaf(j->p + b, e - b, i, j->dig + 32 * i);
+    }
+    return NULL;
+}
+
+void st_tree_blake2b_hex(const uint8_t *p, size_t n, char hex[65]) {
+    enum { MAX_THREADS = 8 };
+    size_t nl = (n + ST_TREE_CHUNK - 1) / ST_TREE_CHUNK;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (size_t)cpus;
+    if (nt > nl) nt = nl ? nl : 1;
+    unsigned char *dig = malloc(nl ? 32 * nl : 1), h[32];
+    crypto_generichash_blake2b_state root;
+    tree_init(&root, (uint64_t)n, "laya-tree-root");
+    if (!dig) { /* no room for the digests: one leaf at a time, in order */
+        for (size_t i = 0; i < nl; i++) {
+            size_t b = i * (size_t)ST_TREE_CHUNK, e = n - b < ST_TREE_CHUNK ? n : b + ST_TREE_CHUNK;
+            tree_leaf(p + b, e - b, i, h);
+            crypto_generichash_blake2b_update(&root, h, 32);
+        }
+    } else {
+        tree_job jobs[MAX_THREADS];
+        pthread_t th[MAX_THREADS];
+        int started[MAX_THREADS] = {0};
+        for (size_t t = 0; t < nt; t++) {
+            jobs[t] = (tree_job){.p = p, .n = n, .first = t, .step = nt, .dig = dig};
+            /* the caller's thread takes job 0, and any job no thread took */
+            if (t > 0) started[t] = pthread_create(&th[t], NULL, tree_work, &jobs[t]) == 0;
+        }
+        tree_work(&jobs[0]);
+        for (size_t t = 1; t < nt; t++) {
+            if (started[t]) pthread_join(th[t], NULL);
+            else tree_work(&jobs[t]);
+        }
+        crypto_generichash_blake2b_update(&root, dig, 32 * nl);
+        free(dig);
+    }
+    crypto_generichash_blake2b_final(&root, h, sizeof h);
+    sodium_bin2hex(hex, 65, h, sizeof h);
+}
+
+int st_data_verify(const json_t *meta, const uint8_t *data, size_t n, const char **key, char got[65]) {
+    const char *tree = json_string_value(json_object_get(meta, ST_TREE_KEY));
+    *key = tree ? ST_TREE_KEY : "data_blake2b";
+    const char *want = tree ? tree : json_string_value(json_object_get(meta, "data_blake2b"));
+    got[0] = 0;
+    if (!want || strlen(want) != 64) return 0;
+    if (tree) st_tree_blake2b_hex(data, n, got);
+    else st_blake2b_hex(data, n, got);
+    return !strcmp(got, want);
 }
 
 void st_free(st_file *f) {
@@ -232,11 +322,38 @@ done:
 typedef struct {
     FILE *fp;                           /* pass 2: write */
     crypto_generichash_state *hash;     /* pass 1: hash */
+    unsigned char *leaves;              /* pass 1: the leaf digests (growing) */
+    size_t n_leaves, cap;
+    crypto_generichash_blake2b_state leaf;
+    size_t fill;
+    uint64_t total;
+    int oom;
 } sink;
 
+static void sink_leaf_done(sink *s) {
+    if (s->n_leaves == s->cap) {
+        size_t c = s->cap ? 2 * s->cap : 16;
+        unsigned char *d = realloc(s->leaves, 32 * c);
+        if (!d) { s->oom = 1; return; }
+        s->leaves = d, s->cap = c;
+    }
+    crypto_generichash_blake2b_final(&s->leaf, s->leaves + 32 * s->n_leaves, 32);
+    s->n_leaves++;
+    tree_init(&s->leaf, s->n_leaves, "laya-tree-leaf");
+    s->fill = 0;
+}
+
 static int sink_put(sink *s, const void *p, size_t n) {
-    if (s->hash) return crypto_generichash_update(s->hash, p, n) == 0;
-    return fwrite(p, 1, n, s->fp) == n;
+    if (!s->hash) return fwrite(p, 1, n, s->fp) == n;
+    if (crypto_generichash_update(s->hash, p, n) != 0) return 0;
+    const uint8_t *b = p;
+    while (n && !s->oom) {
+        size_t k = ST_TREE_CHUNK - s->fill < n ? ST_TREE_CHUNK - s->fill : n;
+        crypto_generichash_blake2b_update(&s->leaf, b, k);
+        s->fill += k, s->total += k, b += k, n -= k;
+        if (s->fill == ST_TREE_CHUNK) sink_leaf_done(s);
+    }
+    return !s->oom;
 }
 
 static uint64_t out_bytes(const st_out *t) {
@@ -266,15 +383,32 @@ static int emit_data(const st_out *t, int n, sink *s) {
     return 1;
 }
 
-void st_data_blake2b(const st_out *t, int n, char hex[65]) {
+/* One pass over the tensors' stored bytes: the BLAKE2b-256 of the data
+ * section into hex and, if tree_hex, its tree checksum. 0 when out of
+ * memory (tree_hex is then unset). */
+static int data_sums(const st_out *t, int n, char hex[65], char *tree_hex) {
     crypto_generichash_state hs;
     crypto_generichash_init(&hs, NULL, 0, 32);
     sink s = {.hash = &hs};
+    tree_init(&s.leaf, 0, "laya-tree-leaf");
     emit_data(t, n, &s);
     unsigned char h[32];
     crypto_generichash_final(&hs, h, sizeof h);
     sodium_bin2hex(hex, 65, h, sizeof h);
+    if (s.fill && !s.oom) sink_leaf_done(&s);
+    int ok = !s.oom;
+    if (ok && tree_hex) {
+        crypto_generichash_blake2b_state root;
+        tree_init(&root, s.total, "laya-tree-root");
+        if (s.n_leaves) crypto_generichash_blake2b_update(&root, s.leaves, 32 * s.n_leaves);
+        crypto_generichash_blake2b_final(&root, h, sizeof h);
+        sodium_bin2hex(tree_hex, 65, h, sizeof h);
+    }
+    free(s.leaves);
+    return ok;
 }
+
+void st_data_blake2b(const st_out *t, int n, char hex[65]) { data_sums(t, n, hex, NULL); }
 
 laya_status st_write(const char *path, const st_out *t, int n, const json_t *meta,
                      const char *sum_key, char *err, size_t errlen) {
@@ -288,9 +422,13 @@ laya_status st_write(const char *path, const st_out *t, int n, const json_t *met
         goto done;
     }
     if (sum_key) {
-        char hex[65];
-        st_data_blake2b(t, n, hex);
+        char hex[65], tree[65];
+        if (!data_sums(t, n, hex, tree)) {
+            st = err_set(err, errlen, LAYA_ERR_NOMEM, "out of memory writing %s", path);
+            goto done;
+        }
         json_object_set_new(m, sum_key, json_string(hex));
+        json_object_set_new(m, ST_TREE_KEY, json_string(tree));
     }
     json_object_set(root, "__metadata__", m);
     uint64_t at = 0;
