@@ -69,6 +69,12 @@ static void tree_leaf(const uint8_t *p, size_t n, uint64_t i, unsigned char out[
     crypto_generichash_blake2b_final(&s, out, 32);
 }
 
+/* Leaf i of the n bytes at p (the last one may be shorter). */
+static void tree_leaf_of(const uint8_t *p, size_t n, size_t i, unsigned char out[32]) {
+    size_t b = i * (size_t)ST_TREE_CHUNK, e = n - b < ST_TREE_CHUNK ? n : b + ST_TREE_CHUNK;
+    tree_leaf(p + b, e - b, i, out);
+}
+
 typedef struct {
     const uint8_t *p;
     size_t n, first, step;
@@ -78,10 +84,7 @@ typedef struct {
 static void *tree_work(void *arg) {
     const tree_job *j = arg;
     size_t nl = (j->n + ST_TREE_CHUNK - 1) / ST_TREE_CHUNK;
-    for (size_t i = j->first; i < nl; i += j->step) {
-        size_t b = i * (size_t)ST_TREE_CHUNK, e = j->n - b < ST_TREE_CHUNK ? j->n : b + ST_TREE_CHUNK;
-        tree_leaf(j->p + b, e - b, i, j->dig + 32 * i);
-    }
+    for (size_t i = j->first; i < nl; i += j->step) tree_leaf_of(j->p, j->n, i, j->dig + 32 * i);
     return NULL;
 }
 
@@ -96,8 +99,7 @@ void st_tree_blake2b_hex(const uint8_t *p, size_t n, char hex[65]) {
     tree_init(&root, (uint64_t)n, "laya-tree-root");
     if (!dig) { /* no room for the digests: one leaf at a time, in order */
         for (size_t i = 0; i < nl; i++) {
-            size_t b = i * (size_t)ST_TREE_CHUNK, e = n - b < ST_TREE_CHUNK ? n : b + ST_TREE_CHUNK;
-            tree_leaf(p + b, e - b, i, h);
+            tree_leaf_of(p, n, i, h);
             crypto_generichash_blake2b_update(&root, h, 32);
         }
     } else {
@@ -322,7 +324,8 @@ done:
 typedef struct {
     FILE *fp;                           /* pass 2: write */
     crypto_generichash_state *hash;     /* pass 1: hash */
-    unsigned char *leaves;              /* pass 1: the leaf digests (growing) */
+    int tree;                           /* pass 1: the tree checksum's leaves too */
+    unsigned char *leaves;              /* the leaf digests (growing) */
     size_t n_leaves, cap;
     crypto_generichash_blake2b_state leaf;
     size_t fill;
@@ -347,7 +350,7 @@ static int sink_put(sink *s, const void *p, size_t n) {
     if (!s->hash) return fwrite(p, 1, n, s->fp) == n;
     if (crypto_generichash_update(s->hash, p, n) != 0) return 0;
     const uint8_t *b = p;
-    while (n && !s->oom) {
+    while (s->tree && n && !s->oom) {
         size_t k = ST_TREE_CHUNK - s->fill < n ? ST_TREE_CHUNK - s->fill : n;
         crypto_generichash_blake2b_update(&s->leaf, b, k);
         s->fill += k, s->total += k, b += k, n -= k;
@@ -389,7 +392,7 @@ static int emit_data(const st_out *t, int n, sink *s) {
 static int data_sums(const st_out *t, int n, char hex[65], char *tree_hex) {
     crypto_generichash_state hs;
     crypto_generichash_init(&hs, NULL, 0, 32);
-    sink s = {.hash = &hs};
+    sink s = {.hash = &hs, .tree = tree_hex != NULL};
     tree_init(&s.leaf, 0, "laya-tree-leaf");
     emit_data(t, n, &s);
     unsigned char h[32];
