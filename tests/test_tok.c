@@ -589,3 +589,108 @@ TEST(tok_cjk_path_refuses_unsafe_merges) {
     CHECK(m != r || memcmp(a, b, r * sizeof *a));
     tok_free(t);
 }
+
+/* ---- the tables a load builds (tok_build_sorted, tok_is_whole) against
+ * their definitions ---- */
+
+static int cmp_bytes_ref(const tok *t, int32_t a, int32_t b) {
+    size_t na, nb;
+    const uint8_t *x = tok_bytes(t, a, &na), *y = tok_bytes(t, b, &nb);
+    int c = memcmp(x, y, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* t->sorted is every non-special id, each before the next by memcmp order
+ * with a prefix first (a check of sortedness and of the count is a check
+ * against any correct comparison sort: the strings are distinct). */
+static void sorted_matches_definition(const tok *t) {
+    int32_t V = tok_vocab_size(t), want = V - TOK_N_SPECIAL;
+    CHECKF(t->n_sorted == want, "%d ids in the index, want %d", (int)t->n_sorted, (int)want);
+    uint8_t *seen = calloc((size_t)V, 1);
+    int bad = 0;
+    for (int32_t i = 0; i < t->n_sorted; i++) {
+        int32_t id = t->sorted[i];
+        if (id < 0 || id >= V || (id >= 256 && id < TOK_FIRST_MERGE) || seen[id]++) bad++;
+        else if (i > 0 && cmp_bytes_ref(t, t->sorted[i - 1], id) >= 0) bad++;
+    }
+    CHECKF(!bad, "%d ids out of order, repeated or special", bad);
+    free(seen);
+}
+
+TEST(tok_sorted_index_is_in_byte_order) {
+    char err[256];
+    tok *t = NULL;
+    CHECKF(tok_load_file("models/tokenizer.tok", &t, err, sizeof err) == LAYA_OK, "%s", err);
+    sorted_matches_definition(t);
+    tok_free(t);
+    t = train_on("tok/mixed.txt", 700);
+    CHECK(t);
+    sorted_matches_definition(t);
+    tok_free(t);
+    /* Ties of the radix sort's 8-byte keys: zero bytes after a token
+     * ("a", "a\0", "a\0\0"), and tokens sharing their first 8 bytes
+     * ("aaaaaaaa", "aaaaaaaaa", "aaaaaaaa\0", "aaaaaaaab"). */
+    enum { A = 'a', B = 'b', Z = 0, F = TOK_FIRST_MERGE };
+    const uint16_t merges[][2] = {
+        {A, Z},          /* F+0  "a\0" */
+        {F + 0, Z},      /* F+1  "a\0\0" */
+        {A, A},          /* F+2  "aa" */
+        {F + 2, F + 2},  /* F+3  "aaaa" */
+        {F + 3, F + 3},  /* F+4  "aaaaaaaa" */
+        {F + 4, A},      /* F+5  "aaaaaaaaa" */
+        {F + 4, Z},      /* F+6  "aaaaaaaa\0" */
+        {F + 4, B},      /* F+7  "aaaaaaaab" */
+        {F + 6, Z},      /* F+8  "aaaaaaaa\0\0" */
+        {B, F + 4},      /* F+9  "baaaaaaaa" */
+        {F + 1, F + 4},  /* F+10 "a\0\0aaaaaaaa" */
+    };
+    int nm = (int)(sizeof merges / sizeof merges[0]);
+    CHECKF(tok_build(F + nm, merges, &t, err, sizeof err) == LAYA_OK, "%s", err);
+    sorted_matches_definition(t);
+    tok_free(t);
+}
+
+/* tok_is_whole, found on first need, against the reference BPE of each
+ * token's bytes; asked twice, and after tok_encode has met some tokens.
+ * *yes: how many tokens are whole. */
+static void whole_matches_reference(const tok *t, const uint8_t *text, size_t n, int *yes_out) {
+    int32_t V = tok_vocab_size(t), ids[TOK_CHUNK_MAX + 4];
+    int32_t *enc = malloc(sizeof *enc * (n + 1));
+    tok_encode(t, text, n, enc, n + 1);
+    int bad = 0, yes = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t id = 0; id < V; id++) {
+            size_t len;
+            const uint8_t *b = tok_bytes(t, id, &len);
+            int want = len >= 1 && len <= TOK_CHUNK_MAX && tok_encode_chunk_ref(t, b, len, ids) == 1 && ids[0] == id;
+            if (tok_is_whole(t, id) != want) bad++;
+            yes += pass == 0 && want;
+        }
+    free(enc);
+    *yes_out = yes;
+    CHECKF(!bad, "%d ids disagree", bad);
+}
+
+TEST(tok_whole_on_demand_matches_reference) {
+    char err[256];
+    tok *t = NULL;
+    CHECKF(tok_load_file("models/tokenizer.tok", &t, err, sizeof err) == LAYA_OK, "%s", err);
+    size_t n;
+    uint8_t *s = read_all(test_fixture("tok/mixed.txt"), &n);
+    CHECK(s);
+    int yes = 0;
+    whole_matches_reference(t, s, n, &yes);
+    CHECK(yes > tok_vocab_size(t) / 2);
+    tok_free(t);
+    /* A token that BPE never forms from its own bytes: "abc" = "ab" . "c",
+     * but "bc" is the earlier merge, so "abc" encodes as "a" "bc". */
+    enum { F = TOK_FIRST_MERGE };
+    const uint16_t merges[][2] = {{'b', 'c'}, {'a', 'b'}, {F + 1, 'c'}};
+    CHECKF(tok_build(F + 3, merges, &t, err, sizeof err) == LAYA_OK, "%s", err);
+    const uint8_t abc[] = "abc abc";
+    whole_matches_reference(t, abc, 7, &yes);
+    CHECK(yes == 256 + 2);
+    CHECK(!tok_is_whole(t, F + 2));
+    tok_free(t);
+    free(s);
+}

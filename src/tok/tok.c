@@ -200,6 +200,25 @@ static laya_status tok_build_hashes(tok *t, const uint16_t (*merge)[2], char *er
     return LAYA_OK;
 }
 
+/* Whether encoding token id's own bytes gives back that one token. Found on
+ * first need and kept in t->whole (0 not yet known, TOK_WHOLE_YES,
+ * TOK_WHOLE_NO), not at load: re-encoding all 8k tokens was a third of a
+ * load, and a session needs the answer for the few hundred chunks it meets.
+ * Sessions on other threads may share t: every one computes the same value,
+ * and the byte is read and written with relaxed atomics. */
+int tok_is_whole(const tok *t, int32_t id) {
+    if (id < TOK_FIRST_MERGE || id >= t->V) return id >= 0 && id < 256;
+    uint8_t w = __atomic_load_n(&t->whole[id], __ATOMIC_RELAXED);
+    if (!w) {
+        int32_t tmp[TOK_CHUNK_MAX + 4];
+        uint32_t len = t->off[id + 1] - t->off[id];
+        w = len <= TOK_CHUNK_MAX && encode_chunk(t, t->pool + t->off[id], len, tmp) == 1 ? TOK_WHOLE_YES
+                                                                                        : TOK_WHOLE_NO;
+        __atomic_store_n(&t->whole[id], w, __ATOMIC_RELAXED);
+    }
+    return w == TOK_WHOLE_YES;
+}
+
 /* The encoder's shortcuts, all derived from the merges: the sorted index,
  * byte pair -> id, which tokens encode to themselves (whole), and the CJK
  * path's table and its validity (cjk_ok). */
@@ -211,18 +230,13 @@ static laya_status tok_build_shortcuts(tok *t, const uint16_t (*merge)[2]) {
     for (int32_t i = 0; i < M; i++)
         if (merge[i][0] < 256 && merge[i][1] < 256)
             t->byte_pair[merge[i][0] << 8 | merge[i][1]] = (uint16_t)(TOK_FIRST_MERGE + i);
-    t->whole = calloc((size_t)V, 1);
+    t->whole = calloc((size_t)V, 1); /* every entry "not yet known": tok_is_whole */
     if (!t->whole) return LAYA_ERR_NOMEM;
-    for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
-        int32_t tmp[TOK_MAX_TOKEN];
-        uint32_t len = t->off[id + 1] - t->off[id];
-        t->whole[id] = len <= TOK_CHUNK_MAX && encode_chunk(t, t->pool + t->off[id], len, tmp) == 1;
-    }
     t->cjk_char = calloc(TOK_CJK_CHARS, sizeof *t->cjk_char);
     if (!t->cjk_char) return LAYA_ERR_NOMEM;
     for (int32_t id = TOK_FIRST_MERGE; id < V; id++) {
-        int32_t ci = t->off[id + 1] - t->off[id] == 3 && t->whole[id] ? cjk_char_at(t->pool + t->off[id]) : -1;
-        if (ci >= 0) t->cjk_char[ci] = (uint16_t)id;
+        int32_t ci = t->off[id + 1] - t->off[id] == 3 ? cjk_char_at(t->pool + t->off[id]) : -1;
+        if (ci >= 0 && tok_is_whole(t, id)) t->cjk_char[ci] = (uint16_t)id;
     }
     t->cjk_ok = cjk_merges_ok(t);
     return LAYA_OK;
@@ -522,7 +536,7 @@ size_t tok_encode(const tok *t, const uint8_t *s, size_t n, int32_t *out, size_t
         }
         if (len <= t->max_len) {
             int32_t id = tok_lookup_bytes(t, c, len);
-            if (id >= 0 && t->whole[id]) {
+            if (id >= 0 && tok_is_whole(t, id)) {
                 if (k < cap) out[k] = id;
                 k++;
                 continue;

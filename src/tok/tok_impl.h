@@ -36,8 +36,10 @@ struct tok {
     int32_t *sorted;        /* (V - TOK_N_SPECIAL) */
     int32_t n_sorted;
     uint32_t max_len;       /* longest token in bytes */
-    /* (V) 1 when encoding the token's own bytes gives back that one token, so
-     * a chunk equal to it can skip BPE (most frequent chunks are such). */
+    /* (V) TOK_WHOLE_YES when encoding the token's own bytes gives back that
+     * one token, so a chunk equal to it can skip BPE (most frequent chunks
+     * are such), TOK_WHOLE_NO when not, 0 until first asked: read it
+     * through tok_is_whole only. */
     uint8_t *whole;
     /* (256, 256) merged id of two bytes, 0 when they do not merge: the first
      * BPE step of every chunk without hashing. */
@@ -53,6 +55,11 @@ struct tok {
 };
 
 enum { TOK_CJK_FIRST = 0x3000, TOK_CJK_CHARS = 0xA000 - 0x3000 };
+enum { TOK_WHOLE_YES = 1, TOK_WHOLE_NO = 2 };
+
+/* 1 when encoding token id's own bytes gives back that one token (bytes
+ * 0..255 always; specials never). Computed on first call per id (tok.c). */
+int tok_is_whole(const tok *t, int32_t id);
 
 /* The reference BPE of one chunk (n <= TOK_CHUNK_MAX bytes): ids to out,
  * returns their count. */
