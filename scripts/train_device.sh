@@ -11,6 +11,13 @@
 #   tokenizer.tok     models/tokenizer.tok
 #   train.tokens.xz   data/tokens/train.tokens (scripts/prepare_tokens.sh), xz-packed
 #   *valid*.tokens    the validation streams, en_valid.tokens first
+#   TRAIN_XZ          another packed stream to train on instead of
+#                     .cudadata/train.tokens.xz
+#   MIX_EN, MIX_ZH    or: the English and Chinese train.txt of a corpus
+#                     (xz-packed), mixed and encoded here as
+#                     scripts/prepare_tokens.sh does (BOS_EVERY, default 30):
+#                     a corpus is a third of its token stream's size packed,
+#                     so one call can carry and train several mixes
 # Usage: OUT=/tmp/out H=576 D=64 BUDGET=480 sh scripts/train_device.sh
 # (the bf16 trainer runs its persistent recurrences only for H = 192, 384,
 # 576 or 768 with a batch a multiple of 64; other widths take the slower
@@ -21,13 +28,25 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,driver_version --format=csv >"$OUT/gpu.txt" 2>&1 || true
 tok=/tmp/laya-tokens
+train_xz=${TRAIN_XZ:-.cudadata/train.tokens.xz}
 mkdir -p "$tok"
-if command -v xz >/dev/null 2>&1; then
-    xz -d -c .cudadata/train.tokens.xz >"$tok/train.tokens"
+unxz() { # FILE.xz OUT
+    if command -v xz >/dev/null 2>&1; then
+        xz -d -c "$1" >"$2"
+    else
+        python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
+    fi
+}
+if [ -n "${MIX_EN:-}" ]; then
+    unxz "$MIX_EN" "$tok/en.txt"
+    unxz "${MIX_ZH:?MIX_EN needs MIX_ZH}" "$tok/zh.txt"
+    python3 scripts/corpus/mix.py "$tok/mix.txt" "$tok/en.txt" "$tok/zh.txt"
+    .cudadata/laya tokenizer encode --tok .cudadata/tokenizer.tok --bos-every "${BOS_EVERY:-30}" \
+        "$tok/mix.txt" "$tok/train.tokens"
 else
-    python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-        .cudadata/train.tokens.xz "$tok/train.tokens"
+    unxz "$train_xz" "$tok/train.tokens"
 fi
+sha256sum "$tok/train.tokens" >"$OUT/train.sha256"
 cp .cudadata/*valid*.tokens "$tok/"
 valid=en_valid.tokens,zh_valid.tokens
 for f in "$tok"/*_valid-*.tokens; do valid="$valid,$(basename "$f")"; done
