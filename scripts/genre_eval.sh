@@ -3,9 +3,10 @@
 # reports per genre (issue 15): the genre splits of `make corpus`
 # (data/corpus/<lang>/valid-<genre>.txt), valid.txt, and the everyday texts of
 # scripts/corpus/everyday.py (data/eval: text no model trained on). For each:
-# KSR@3 and KSR@1 (CSR for Chinese) over the first CHARS characters (ZH_CHARS
-# for Chinese) with the model alone (no learning), and bits per UTF-8 byte over
-# the whole file (scripts/bpb.py).
+# KSR@3 with its standard error (docs/EVALUATION.md) and KSR@1 (CSR for
+# Chinese) over the first CHARS characters (ZH_CHARS for Chinese) with the
+# model alone (no learning), and bits per UTF-8 byte over the whole file
+# (scripts/bpb.py).
 #   sh scripts/genre_eval.sh MODEL [NAME]     prints a table; JSON under $OUT/NAME
 #   ENGINE="CMD" LANGS=en sh scripts/genre_eval.sh - NAME
 #                                     a peer (laya eval --engine CMD) on the
@@ -58,12 +59,13 @@ for ln in open(os.path.join(out, "bpb.txt")):
     m = re.match(r"(\S+)\s+([0-9.]+) bits/byte", ln)
     if m:
         bpb[m.group(1)] = float(m.group(2))
-print("%-34s %7s %7s %7s %8s" % ("split", "KSR@3", "KSR@1", "prec@3", "bpb"))
+print("%-34s %7s %7s %7s %7s %8s" % ("split", "KSR@3", "+-se", "KSR@1", "prec@3", "bpb"))
 for f in files:
     tag = os.path.basename(os.path.dirname(f)) + "_" + re.sub(r"\.txt$", "", os.path.basename(f))  # tag_of
     t = json.load(open(os.path.join(out, tag + ".json")))["texts"][0]
     ps = {p["k"]: p for p in t["passes"]}
     b = bpb.get(f)
-    print("%-34s %7.4f %7.4f %7.3f %8s" % (f, ps[3]["ksr"], ps[1]["ksr"], ps[3]["precision"],
-                                          "%.4f" % b if b is not None else "n/a"))
+    se = ps[3].get("ksr_se")   # laya eval's standard error (docs/EVALUATION.md); peers' runs have it too
+    print("%-34s %7.4f %7s %7.4f %7.3f %8s" % (f, ps[3]["ksr"], "%.4f" % se if se is not None else "n/a",
+                                              ps[1]["ksr"], ps[3]["precision"], "%.4f" % b if b is not None else "n/a"))
 PY

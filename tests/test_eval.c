@@ -2,6 +2,7 @@
  * rule, the typists' keystroke counts against hand-counted answers, and the
  * commits of a learning run. The engine here is an in-process oracle that
  * knows the text: it proposes the rest of the current word and a space. */
+#include <math.h>
 #include <string.h>
 
 #include "eval/eval.h"
@@ -10,7 +11,7 @@
 typedef struct {
     const char *truth;     /* the text the typist types */
     int silent;            /* propose nothing */
-    char sug[2][64];
+    char sug[2][256];
     char commits[512];     /* every commit, joined by '|' */
     int n_commit, n_reset, n_suggest;
 } oracle;
@@ -85,6 +86,62 @@ TEST(eval_perfect_typist_counts_keystrokes) {
     opt.k = 1;
     CHECK(eval_type_text(&c, &t, &opt, &caps, &s1, NULL, NULL, NULL, NULL, err, sizeof err) == LAYA_OK);
     CHECK(s1.keys == 11 && s1.accepted == 0 && s1.shown == 9);
+    eval_text_free(&t);
+}
+
+/* KSR's standard error from blocks of EVAL_SE_CHARS characters: with the
+ * oracle at k=3 every word costs one keystroke, taken where the word
+ * starts, so a block's keystrokes are the word starts inside it. One word
+ * of 230 letters is accepted in one keystroke across two block boundaries:
+ * the block it jumps over counts no keystroke. */
+TEST(eval_ksr_standard_error_from_blocks) {
+    char text[1024];
+    size_t n = 0;
+    for (int w = 0; n < 600; w++) {
+        int len = w == 20 ? 230 : 1 + (w * 7) % 12;
+        if (n) text[n++] = ' ';
+        for (int i = 0; i < len; i++) text[n++] = (char)('a' + (w + i) % 26);
+    }
+    text[n] = 0;
+    /* the answer by hand: word starts per block */
+    enum { B = EVAL_SE_CHARS };
+    double kb[16] = {0}, cb[16] = {0};
+    size_t nb = (n + B - 1) / B;
+    for (size_t i = 0; i < n; i++) {
+        cb[i / B]++;
+        if (text[i] != ' ' && (i == 0 || text[i - 1] == ' ')) kb[i / B]++;
+    }
+    double K = 0, C = 0, kk = 0, cc = 0, kc = 0;
+    int empty = 0;
+    for (size_t b = 0; b < nb; b++) {
+        K += kb[b], C += cb[b], kk += kb[b] * kb[b], cc += cb[b] * cb[b], kc += kb[b] * cb[b];
+        empty += kb[b] == 0;
+    }
+    CHECK(empty >= 1);   /* the long word jumps over a block */
+    double r = K / C, want = sqrt((double)nb / (double)(nb - 1) * (kk - 2 * r * kc + r * r * cc)) / C;
+
+    eval_text t;
+    CHECK(eval_text_from("a", text, n, 100000, &t) == LAYA_OK);
+    oracle o = {.truth = t.bytes};
+    eval_client c = client_of(&o);
+    eval_caps caps = {0};
+    eval_stats st = {0};
+    eval_type_opts opt = {.typist = EVAL_PERFECT, .k = 3, .sid = "s"};
+    char err[256];
+    CHECK(eval_type_text(&c, &t, &opt, &caps, &st, NULL, NULL, NULL, NULL, err, sizeof err) == LAYA_OK);
+    CHECKF(st.keys == (size_t)K && st.se_blocks == nb, "keys %zu (want %g), blocks %zu (want %zu)", st.keys, K,
+           st.se_blocks, nb);
+    CHECK(st.se_k == K && st.se_c == C && st.se_kk == kk && st.se_cc == cc && st.se_kc == kc);
+    CHECK_NEAR(eval_ksr_se(&st), want, 1e-12, 0);
+    CHECK(want > 0.01);
+    /* sums of two runs add block by block; fewer than two blocks: no error */
+    eval_stats two = {0};
+    eval_stats_add(&two, &st);
+    eval_stats_add(&two, &st);
+    CHECK(two.se_blocks == 2 * nb && two.se_kk == 2 * kk);
+    CHECK_NEAR(eval_ksr_se(&two), want * sqrt((2.0 * nb / (2.0 * nb - 1)) / ((double)nb / (nb - 1)) / 2), 1e-12, 0);
+    eval_stats one = {.se_blocks = 1, .se_k = 3, .se_c = 50, .se_kk = 9, .se_cc = 2500, .se_kc = 150};
+    CHECK(isnan(eval_ksr_se(&one)));
     eval_text_free(&t);
 }
 

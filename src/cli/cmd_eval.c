@@ -89,8 +89,8 @@ static void print_report(const eval_report *rep, const eval_cfg *cfg, const eval
     printf("engine: %s\ntypist: %s%s%s\n", engine, rep->typist == EVAL_SIM ? "simulated (src/sim), seed " : "perfect",
            rep->typist == EVAL_SIM ? (snprintf(b, sizeof b, "%llu", (unsigned long long)rep->seed), b) : "",
            rep->typist == EVAL_PERFECT && cfg->feedback ? ", sends feedback" : "");
-    printf("%-*s %8s %3s %5s %4s %6s %7s %7s %7s %7s %7s\n", w, "text", "chars", "k", "learn", "pass",
-           rep->typist == EVAL_SIM ? "decide" : "", m, "shown", "accept", "prec", "held");
+    printf("%-*s %8s %3s %5s %4s %6s %7s %7s %7s %7s %7s %7s\n", w, "text", "chars", "k", "learn", "pass",
+           rep->typist == EVAL_SIM ? "decide" : "", m, "+-se", "shown", "accept", "prec", "held");
     for (int ti = 0; ti < rows; ti++) {
         const char *name;
         size_t chars;
@@ -98,14 +98,15 @@ static void print_report(const eval_report *rep, const eval_cfg *cfg, const eval
         for (int r = 0; r < rep->n_runs; r++)
             for (int p = 0; p < rep->passes; p++) {
                 const eval_stats *s = stats(rep, r, p, ti);
-                char k[16], pr[16], held[48] = "";
+                char k[16], se[16], pr[16], held[48] = "";
                 fmt(k, sizeof k, eval_ksr(s), "%.4f");
+                fmt(se, sizeof se, eval_ksr_se(s), "%.4f");
                 fmt(pr, sizeof pr, ratio(s->accepted, s->shown), "%.4f");
                 if (rep->typist == EVAL_SIM)
                     snprintf(held, sizeof held, "%zu/%zu/%zu", s->held_low, s->held_burst, s->held_backspace);
-                printf("%-*s %8zu %3d %5s %4d %6s %7s %7zu %7zu %7s %7s\n", w, name, chars, rep->runs[r].k,
+                printf("%-*s %8zu %3d %5s %4d %6s %7s %7s %7zu %7zu %7s %7s\n", w, name, chars, rep->runs[r].k,
                        rep->runs[r].learn ? "on" : "off", p + 1,
-                       rep->typist == EVAL_SIM ? (rep->runs[r].decide ? "on" : "off") : "", k, s->shown,
+                       rep->typist == EVAL_SIM ? (rep->runs[r].decide ? "on" : "off") : "", k, se, s->shown,
                        s->accepted, pr, held);
             }
     }
@@ -153,7 +154,8 @@ static void usage(FILE *f) {
         "Simulates a typist over each TEXT (a file, - for stdin) against an engine speaking\n"
         "the JSON-lines protocol of docs/PROTOCOL.md (default: laya serve --stdio), as\n"
         "docs/EVALUATION.md says, and reports keystroke savings (KSR; CSR for Chinese) at\n"
-        "k and at 1, precision, next-word accuracy, bits per byte (if the engine answers\n"
+        "k and at 1 (+-se: its standard error over blocks of 100 characters, perfect typist),\n"
+        "precision, next-word accuracy, bits per byte (if the engine answers\n"
         "\"score\") and latency. Every run starts a fresh engine with an empty store.\n"
         "--learn     also run with a commit after every line (learning on)\n"
         "--passes N  type the texts N times in the same engine process (default 1)\n"

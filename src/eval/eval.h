@@ -114,11 +114,26 @@ typedef struct {
     size_t shown;          /* requests that showed at least one suggestion */
     size_t accepted, accepted_chars;
     size_t held_low, held_burst, held_backspace;
+    /* The perfect typist's text cut into blocks of EVAL_SE_CHARS characters
+     * (the last one shorter), for KSR's standard error: how many blocks,
+     * and the sums over them of k, c, k^2, c^2 and k c, with k a block's
+     * keystrokes (those typed while the text's position was inside it) and
+     * c its characters. Zero for the simulated typist. */
+    size_t se_blocks;
+    double se_k, se_c, se_kk, se_cc, se_kc;
 } eval_stats;
+
+enum { EVAL_SE_CHARS = 100 };
 
 void eval_stats_add(eval_stats *sum, const eval_stats *s);
 /* 1 - keys / base (NAN when base is 0). */
 double eval_ksr(const eval_stats *s);
+/* KSR's standard error, its blocks taken as a sample (the ratio
+ * estimator's: sqrt(n / (n - 1) * sum (k_b - r c_b)^2) / sum c_b, r =
+ * sum k_b / sum c_b); NAN with fewer than 2 blocks. Neighbouring blocks of
+ * one text are alike, so it understates the spread a different text of the
+ * same kind would show: a floor on the noise, not a confidence interval. */
+double eval_ksr_se(const eval_stats *s);
 
 typedef enum { EVAL_PERFECT = 0, EVAL_SIM = 1 } eval_typist_kind;
 

@@ -206,6 +206,7 @@ static json_t *stats_json(const eval_run_result *run, int pass, const eval_stats
                           "shown", (json_int_t)s->shown, "accepted", (json_int_t)s->accepted,
                           "accepted_chars", (json_int_t)s->accepted_chars, "precision",
                           num(ratio(s->accepted, s->shown)));
+    if (j && !sim) json_object_set_new(j, "ksr_se", num(eval_ksr_se(s)));
     if (j && sim)
         json_object_update_new(j, json_pack("{s:b,s:I,s:{s:I,s:I,s:I}}", "decide", run->decide,
                                             "base_keystrokes", (json_int_t)s->base, "held", "low",

@@ -56,10 +56,52 @@ void eval_stats_add(eval_stats *a, const eval_stats *s) {
     a->chars += s->chars, a->base += s->base, a->keys += s->keys, a->shown += s->shown;
     a->accepted += s->accepted, a->accepted_chars += s->accepted_chars;
     a->held_low += s->held_low, a->held_burst += s->held_burst, a->held_backspace += s->held_backspace;
+    a->se_blocks += s->se_blocks;
+    a->se_k += s->se_k, a->se_c += s->se_c, a->se_kk += s->se_kk, a->se_cc += s->se_cc, a->se_kc += s->se_kc;
 }
 
 double eval_ksr(const eval_stats *s) {
     return s->base ? 1.0 - (double)s->keys / (double)s->base : NAN;
+}
+
+double eval_ksr_se(const eval_stats *s) {
+    if (s->se_blocks < 2 || s->se_c <= 0) return NAN;
+    const double n = (double)s->se_blocks, r = s->se_k / s->se_c;
+    double ss = s->se_kk - 2 * r * s->se_kc + r * r * s->se_cc;   /* sum (k_b - r c_b)^2 */
+    if (ss < 0) ss = 0;   /* rounding */
+    return sqrt(n / (n - 1) * ss) / s->se_c;
+}
+
+/* Adds one block of k keystrokes over c characters to s's sums. */
+static void se_block(eval_stats *s, double k, double c) {
+    s->se_blocks++;
+    s->se_k += k, s->se_c += c, s->se_kk += k * k, s->se_cc += c * c, s->se_kc += k * c;
+}
+
+/* The perfect typist's blocks: where the text's position is (characters
+ * typed or accepted) and the keystrokes at the current block's start. */
+typedef struct {
+    size_t bytes, chars;      /* of the text behind the position */
+    size_t block_start;       /* the current block's first character */
+    size_t keys_at_start;
+} se_track;
+
+/* Moves the position to good bytes (keys so far); closes each block it
+ * passes: the first with the keystrokes since it began, any it jumped over
+ * (inside one acceptance) with none. At the end (done) closes the last. */
+static void se_advance(se_track *tr, eval_stats *s, const eval_text *t, size_t good, int done) {
+    tr->chars += count_chars(t->bytes + tr->bytes, good - tr->bytes);
+    tr->bytes = good;
+    while (tr->chars >= tr->block_start + EVAL_SE_CHARS) {
+        se_block(s, (double)(s->keys - tr->keys_at_start), EVAL_SE_CHARS);
+        tr->block_start += EVAL_SE_CHARS;
+        tr->keys_at_start = s->keys;
+    }
+    if (done && tr->chars > tr->block_start) {
+        se_block(s, (double)(s->keys - tr->keys_at_start), (double)(tr->chars - tr->block_start));
+        tr->block_start = tr->chars;
+        tr->keys_at_start = s->keys;
+    }
 }
 
 laya_status eval_samples_add(eval_samples *s, double x) {
@@ -268,10 +310,12 @@ laya_status eval_type_text(const eval_client *c, const eval_text *t, const eval_
                                   (rc = win_load(&ty, 0, 0, err, errlen)) != LAYA_OK))
         goto done;
     size_t committed = 0, last_report = 0;
+    se_track tr = {0};
     while (!typist_done(&ty)) {
         if ((rc = step(c, o, caps, &ty, &s, eng_us, rtt_us, err, errlen)) != LAYA_OK ||
             (rc = learn_lines(c, o, caps, &ty, &committed, err, errlen)) != LAYA_OK)
             goto done;
+        if (o->typist == EVAL_PERFECT) se_advance(&tr, &s, t, ty.good, typist_done(&ty));
         if (progress && s.keys - last_report >= 256) {
             last_report = s.keys;
             progress(pctx, t, count_chars(t->bytes, ty.good), &s);
