@@ -53,6 +53,16 @@ static eval_client client_of(oracle *o) {
     return (eval_client){.ctx = o, .suggest = o_suggest, .reset = o_reset, .commit = o_commit};
 }
 
+/* The perfect typist over t against the oracle o at k, no learning; the
+ * counts are added to *st. */
+static laya_status type_with_oracle(const eval_text *t, oracle *o, int k, eval_stats *st) {
+    eval_client c = client_of(o);
+    eval_caps caps = {0};
+    eval_type_opts opt = {.typist = EVAL_PERFECT, .k = k, .sid = "s"};
+    char err[256];
+    return eval_type_text(&c, t, &opt, &caps, st, NULL, NULL, NULL, NULL, err, sizeof err);
+}
+
 TEST(eval_accept_longest_prefix_on_a_character_boundary) {
     eval_reply r = {.n = 4, .s = {"ca", "", "cat s", "caf\xC3"}, .len = {2, 0, 5, 4}};
     int idx, shown;
@@ -70,12 +80,8 @@ TEST(eval_perfect_typist_counts_keystrokes) {
     eval_text t;
     CHECK(eval_text_from("a", "the cat sat", 11, 1000, &t) == LAYA_OK);
     oracle o = {.truth = t.bytes};
-    eval_client c = client_of(&o);
-    eval_caps caps = {0};
     eval_stats st = {0};
-    eval_type_opts opt = {.typist = EVAL_PERFECT, .k = 3, .sid = "s"};
-    char err[256];
-    CHECK(eval_type_text(&c, &t, &opt, &caps, &st, NULL, NULL, NULL, NULL, err, sizeof err) == LAYA_OK);
+    CHECK(type_with_oracle(&t, &o, 3, &st) == LAYA_OK);
     /* accept "the ", "cat ", "sat": 3 keystrokes for 11 characters */
     CHECKF(st.keys == 3 && st.chars == 11 && st.base == 11 && st.accepted == 3, "keys %zu", st.keys);
     CHECK(st.shown == 3 && st.accepted_chars == 11);
@@ -83,8 +89,7 @@ TEST(eval_perfect_typist_counts_keystrokes) {
     CHECK(o.n_commit == 0);   /* no learning asked for */
     /* at k=1 only the wrong suggestion is seen: every character typed */
     eval_stats s1 = {0};
-    opt.k = 1;
-    CHECK(eval_type_text(&c, &t, &opt, &caps, &s1, NULL, NULL, NULL, NULL, err, sizeof err) == LAYA_OK);
+    CHECK(type_with_oracle(&t, &o, 1, &s1) == LAYA_OK);
     CHECK(s1.keys == 11 && s1.accepted == 0 && s1.shown == 9);
     eval_text_free(&t);
 }
@@ -123,12 +128,8 @@ TEST(eval_ksr_standard_error_from_blocks) {
     eval_text t;
     CHECK(eval_text_from("a", text, n, 100000, &t) == LAYA_OK);
     oracle o = {.truth = t.bytes};
-    eval_client c = client_of(&o);
-    eval_caps caps = {0};
     eval_stats st = {0};
-    eval_type_opts opt = {.typist = EVAL_PERFECT, .k = 3, .sid = "s"};
-    char err[256];
-    CHECK(eval_type_text(&c, &t, &opt, &caps, &st, NULL, NULL, NULL, NULL, err, sizeof err) == LAYA_OK);
+    CHECK(type_with_oracle(&t, &o, 3, &st) == LAYA_OK);
     CHECKF(st.keys == (size_t)K && st.se_blocks == nb, "keys %zu (want %g), blocks %zu (want %zu)", st.keys, K,
            st.se_blocks, nb);
     CHECK(st.se_k == K && st.se_c == C && st.se_kk == kk && st.se_cc == cc && st.se_kc == kc);
