@@ -627,9 +627,9 @@ TEST(tok_sorted_index_is_in_byte_order) {
     CHECK(t);
     sorted_matches_definition(t);
     tok_free(t);
-    /* Ties of the radix sort's 8-byte keys: zero bytes after a token
-     * ("a", "a\0", "a\0\0"), and tokens sharing their first 8 bytes
-     * ("aaaaaaaa", "aaaaaaaaa", "aaaaaaaa\0", "aaaaaaaab"). */
+    /* Ties of the radix sort's 6-byte prefixes: zero bytes after a token
+     * ("a", "a\0", "a\0\0"), and tokens sharing more than their first 6
+     * bytes ("aaaaaaaa", "aaaaaaaaa", "aaaaaaaa\0", "aaaaaaaab"). */
     enum { A = 'a', B = 'b', Z = 0, F = TOK_FIRST_MERGE };
     const uint16_t merges[][2] = {
         {A, Z},          /* F+0  "a\0" */
