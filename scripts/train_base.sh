@@ -8,7 +8,9 @@
 #   VALID (comma-separated token files under $TOKENS; the first one picks the
 #   best checkpoint), EVAL_EVERY (steps, default 100), INIT (a model file to
 #   start from, same shape: laya train --init, a fresh schedule; the q8
-#   shipped model works, its weights are read back to f32)
+#   shipped model works, its weights are read back to f32), TEACHER (a model
+#   file whose next-word prior the run distills: laya train --teacher) and
+#   TEACHER_WEIGHT (default 0.3)
 # Inputs: $TOKENS/{train,en_valid,zh_valid}.tokens and models/tokenizer.tok
 # (scripts/prepare_tokens.sh makes them).
 set -eu
@@ -22,6 +24,7 @@ VALID=${VALID:-en_valid.tokens,zh_valid.tokens}; EVAL_EVERY=${EVAL_EVERY:-100}
 valid=$(echo "$VALID" | tr ',' '\n' | sed "s|^|$TOKENS/|" | paste -sd, -)
 init=
 [ -z "${INIT:-}" ] || init="--init $INIT"
+[ -z "${TEACHER:-}" ] || init="$init --teacher $TEACHER --teacher-weight ${TEACHER_WEIGHT:-0.3}"
 # shellcheck disable=SC2086
 "$LAYA" train $init --device cuda --train "$TOKENS/train.tokens" \
     --valid "$valid" --tok models/tokenizer.tok \

@@ -53,7 +53,7 @@ for f in "$tok"/*_valid-*.tokens; do valid="$valid,$(basename "$f")"; done
 run=/tmp/laya-run
 rm -rf "$run"
 echo "valid: $valid" | tee "$OUT/settings.txt"
-env | grep -E '^(H|D|L|W|BATCH|SEQ|LR|WD|DROPOUT|WARMUP|BUDGET|EVAL_EVERY|INIT)=' | sort | tee -a "$OUT/settings.txt"
+env | grep -E '^(H|D|L|W|BATCH|SEQ|LR|WD|DROPOUT|WARMUP|BUDGET|EVAL_EVERY|INIT|TEACHER|TEACHER_WEIGHT)=' | sort | tee -a "$OUT/settings.txt"
 rc=0
 LAYA=.cudadata/laya TOKENS="$tok" OUT="$run" VALID="$valid" \
     sh scripts/train_base.sh >"$OUT/train.log" 2>&1 || rc=$?

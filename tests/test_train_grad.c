@@ -357,7 +357,36 @@ typedef struct {
     const float *state; /* (L,B,H) */
     float drop;
     uint64_t seed, salt;
+    const int32_t *soft_tok; /* (N,TRAIN_SOFT_K) soft targets, or NULL */
+    const float *soft_w;
 } whole_ctx;
+
+/* Sum over rows with a target of the loss against the soft targets:
+ * (1 - s) (-log p_y) + sum_j w_j (-log p_j), s = sum_j w_j (train.h). */
+static double ref_xent_soft(int N, int V, int H, const double *y, const double *emb, const int32_t *tgt,
+                            const int32_t *st, const float *sw) {
+    double total = 0, *lg = malloc((size_t)V * sizeof *lg);
+    for (int n = 0; n < N; n++) {
+        if (tgt[n] == TOK_PAD) continue;
+        double mx = -1e300, s = 0;
+        for (int v = 0; v < V; v++) {
+            lg[v] = 0;
+            for (int i = 0; i < H; i++) lg[v] += emb[(size_t)v * H + i] * y[n * H + i];
+            if (lg[v] > mx) mx = lg[v];
+        }
+        for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
+        double lse = log(s) + mx, hard = 1;
+        for (int j = 0; j < TRAIN_SOFT_K; j++) {
+            int32_t t = st[n * TRAIN_SOFT_K + j];
+            if (t < 0) continue;
+            hard -= sw[n * TRAIN_SOFT_K + j];
+            total += sw[n * TRAIN_SOFT_K + j] * (lse - lg[t]);
+        }
+        total += hard * (lse - lg[tgt[n]]);
+    }
+    free(lg);
+    return total;
+}
 
 /* Mean loss of the double reference over the whole model. */
 static double whole_loss(void *vp) {
@@ -390,7 +419,8 @@ static double whole_loss(void *vp) {
     ref_rmsnorm(N, H, x, c->p + ts[1 + 8 * m->L].offset, h);
     int cnt = 0;
     for (int n = 0; n < N; n++) cnt += tgt[n] != TOK_PAD;
-    double loss = ref_xent(N, m->V, H, h, emb, tgt) / cnt;
+    double loss = (c->soft_tok ? ref_xent_soft(N, m->V, H, h, emb, tgt, c->soft_tok, c->soft_w)
+                               : ref_xent(N, m->V, H, h, emb, tgt)) / cnt;
     free(x);
     free(h);
     free(h0);
@@ -415,7 +445,7 @@ TEST(train_grad_whole_model) {
     CHECK(train_model_init(&tm, &cfg, B, T, 0.2f, err, sizeof err) == LAYA_OK);
     double loss = train_forward(&tm, p, toks, B, state, 1, 99, 5);
     train_backward(&tm, p, g);
-    whole_ctx c = {cfg, B, T, toks, dup(p, np), state0, 0.2f, 99, 5};
+    whole_ctx c = {cfg, B, T, toks, dup(p, np), state0, 0.2f, 99, 5, NULL, NULL};
     CHECK_NEAR(loss, whole_loss(&c), 1e-6, 1e-5);
     /* The carried state moved on to the last step's hidden state. */
     CHECK(memcmp(state, state0, sizeof state) != 0);
@@ -427,6 +457,65 @@ TEST(train_grad_whole_model) {
         CHECKF(e <= 1, "tensor %s: gradient mismatch (%.2f x tolerance)", ts[i].name, e);
     }
     train_model_free(&tm);
+}
+
+/* Soft targets (train_model_soft): the gradient is that of the loss
+ * against them, the loss returned the one-hot one, obj_sum the soft one;
+ * slots that are empty, on the target itself, or on a padded row (not
+ * counted) behave. The one-hot gradient fails against the soft loss, so
+ * the check sees what the soft targets move. */
+TEST(train_grad_whole_model_soft_targets) {
+    model_cfg cfg = {.V = 270, .H = 8, .D = 4, .L = 2, .W = 3};
+    int B = 2, T = 6, N = B * T;
+    size_t np = model_n_params(&cfg);
+    float *p = malloc(np * 4), *g = calloc(np, 4), *g1 = calloc(np, 4);
+    train_init_params(&cfg, p, 1);
+    for (size_t i = 0; i < np; i++) p[i] = p[i] * 4.0f + 0.05f * (float)urand();
+    int32_t toks[2 * 7] = {TOK_BOS, 72, 101, 108, 108, 111, 269, 3, 259, TOK_PAD, 32, 200, 201, 33};
+    int32_t st[12 * TRAIN_SOFT_K];
+    float sw[12 * TRAIN_SOFT_K];
+    for (int i = 0; i < N * TRAIN_SOFT_K; i++) st[i] = -1, sw[i] = 0;
+    /* row 0 (target 72): two followers; row 2 (108): one on the target
+     * itself and one elsewhere; row 7 (target TOK_PAD): ignored; row 9
+     * (target 201): a full slate */
+    st[0] = 60, sw[0] = 0.2f, st[1] = 61, sw[1] = 0.05f;
+    st[2 * TRAIN_SOFT_K] = 108, sw[2 * TRAIN_SOFT_K] = 0.15f, st[2 * TRAIN_SOFT_K + 3] = 5, sw[2 * TRAIN_SOFT_K + 3] = 0.1f;
+    st[7 * TRAIN_SOFT_K] = 9, sw[7 * TRAIN_SOFT_K] = 0.3f;
+    for (int j = 0; j < TRAIN_SOFT_K; j++) st[9 * TRAIN_SOFT_K + j] = 262 + j, sw[9 * TRAIN_SOFT_K + j] = 0.04f;
+    float state[32], state0[32];
+    fill(state, 32, 0.5);
+    memcpy(state0, state, sizeof state);
+    train_model tm;
+    char err[256];
+    CHECK(train_model_init(&tm, &cfg, B, T, 0.2f, err, sizeof err) == LAYA_OK);
+    train_model_soft(&tm, st, sw);
+    double loss = train_forward(&tm, p, toks, B, state, 1, 99, 5);
+    train_backward(&tm, p, g);
+    whole_ctx hard = {cfg, B, T, toks, dup(p, np), state0, 0.2f, 99, 5, NULL, NULL};
+    whole_ctx c = {cfg, B, T, toks, dup(p, np), state0, 0.2f, 99, 5, st, sw};
+    CHECK_NEAR(loss, whole_loss(&hard), 1e-6, 1e-5);
+    CHECK_NEAR(tm.obj_sum / (double)tm.count, whole_loss(&c), 1e-6, 1e-5);
+    CHECK(fabs(whole_loss(&c) - whole_loss(&hard)) > 1e-3);
+    model_tensor ts[2 + 8 * MODEL_MAX_L];
+    int nt = model_tensors(&cfg, ts, 2 + 8 * MODEL_MAX_L);
+    for (int i = 0; i < nt; i++) {
+        size_t cnt = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+        double e = check_grad(ts[i].name, c.p + ts[i].offset, cnt, g + ts[i].offset, whole_loss, &c, 2e-5, 2e-3);
+        CHECKF(e <= 1, "tensor %s: gradient mismatch (%.2f x tolerance)", ts[i].name, e);
+    }
+    /* the same step without them: its embedding gradient fails the soft check */
+    memcpy(state, state0, sizeof state);
+    train_model_soft(&tm, NULL, NULL);
+    train_forward(&tm, p, toks, B, state, 1, 99, 5);
+    train_backward(&tm, p, g1);
+    CHECK(check_grad("one-hot", c.p + ts[0].offset, (size_t)cfg.V * cfg.H, g1 + ts[0].offset, whole_loss, &c, 2e-5,
+                     2e-3) > 1);
+    train_model_free(&tm);
+    free(p);
+    free(g);
+    free(g1);
+    free(hard.p);
+    free(c.p);
 }
 
 /* The checker catches a broken gradient: flip one GRU gate derivative by

@@ -27,6 +27,10 @@ static const char USAGE[] =
     "  --resume                       continue OUTDIR/last.ckpt (same shape and options)\n"
     "  --init MODEL                   start from MODEL's weights (same shape; fresh optimizer and\n"
     "                                 schedule): fine-tuning a trained model on new data\n"
+    "  --teacher MODEL [--teacher-weight 0.3]   distill toward MODEL's next-word prior: where a\n"
+    "                                 word starts, the target mixes in the prior's followers'\n"
+    "                                 first tokens at that weight (train_teacher.c); the losses\n"
+    "                                 reported stay the plain cross-entropy\n"
     "  --threads N --seed S --f16 --no-carry\n"
     "  --device cpu|cuda --cuda-math bf16|tf32|f32   the GPU trainer (a `make cuda` build); bf16\n"
     "                                 (default) runs the GRU recurrences as persistent kernels\n"
@@ -144,6 +148,8 @@ int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--valid")) valid_list = (char *)v;
         else if (!strcmp(a, "--tok")) o.tok_path = v;
         else if (!strcmp(a, "--init")) o.init_path = v;
+        else if (!strcmp(a, "--teacher")) o.teacher_path = v;
+        else if (!strcmp(a, "--teacher-weight")) o.teacher_weight = (float)parse_num(a, v, 1e-6, 1);
         else if (!strcmp(a, "-o")) o.out_dir = v;
         else if (!strcmp(a, "--H")) o.cfg.H = (int32_t)cli_int(a, v, 8, 4096);
         else if (!strcmp(a, "--D")) o.cfg.D = (int32_t)cli_int(a, v, 1, 4096);

@@ -114,6 +114,13 @@ laya_status cuda_dp_state_zero(cuda_dp *dp, int slot, char *err, size_t errlen) 
     return st;
 }
 
+void cuda_dp_soft(cuda_dp *dp, const int32_t *soft_tok, const float *soft_w) {
+    for (int r = 0; r < dp->n; r++) {
+        size_t at = (size_t)r * dp->Bl * dp->T * CUDA_SOFT_K;
+        cuda_trainer_soft(&dp->ct[r], soft_tok ? soft_tok + at : NULL, soft_tok ? soft_w + at : NULL);
+    }
+}
+
 /* Targets of toks (nb, T+1) the loss counts (as stage() in cuda_train.c). */
 static int64_t count_targets(const cuda_dp *dp, const int32_t *toks, int nb) {
     int T = dp->T;

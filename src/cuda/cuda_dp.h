@@ -62,6 +62,9 @@ laya_status cuda_dp_state_zero(cuda_dp *dp, int slot, char *err, size_t errlen);
  * ct->grads holds the summed gradient (tests read them). */
 laya_status cuda_dp_forward_backward(cuda_dp *dp, const int32_t *toks, int slot, uint64_t seed, int64_t step,
                                      const train_adamw *o, float lr, float clip, char *err, size_t errlen);
+/* cuda_trainer_soft for the whole batch: soft_tok, soft_w (B*T,
+ * CUDA_SOFT_K), each replica given its rows' (NULL: none). */
+void cuda_dp_soft(cuda_dp *dp, const int32_t *soft_tok, const float *soft_w);
 /* cuda_trainer_step over the replicas: *loss the mean over the whole
  * batch, *norm (may be NULL) the global gradient norm before clipping. */
 laya_status cuda_dp_step(cuda_dp *dp, const int32_t *toks, int slot, uint64_t seed, int64_t step,

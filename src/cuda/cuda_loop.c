@@ -54,11 +54,15 @@ static laya_status gpu_reset_state(void *self, char *err, size_t errlen) {
     return cuda_dp_state_zero(&g->dp, CUDA_SLOT_TRAIN, err, errlen);
 }
 
-static laya_status gpu_step(void *self, const int32_t *toks, uint64_t seed, int64_t step, const train_adamw *adam,
-                            float lr, float clip, double *loss, char *err, size_t errlen) {
+static laya_status gpu_step(void *self, const int32_t *toks, const int32_t *soft_tok, const float *soft_w,
+                            uint64_t seed, int64_t step, const train_adamw *adam, float lr, float clip, double *loss,
+                            char *err, size_t errlen) {
     gpu_backend *g = self;
     int slot = g->o->carry ? CUDA_SLOT_TRAIN : CUDA_SLOT_NONE;
-    return cuda_dp_step(&g->dp, toks, slot, seed, step, adam, lr, clip, loss, NULL, err, errlen);
+    cuda_dp_soft(&g->dp, soft_tok, soft_w);
+    laya_status st = cuda_dp_step(&g->dp, toks, slot, seed, step, adam, lr, clip, loss, NULL, err, errlen);
+    cuda_dp_soft(&g->dp, NULL, NULL);
+    return st;
 }
 
 static laya_status gpu_eval_begin(void *self, char *err, size_t errlen) {

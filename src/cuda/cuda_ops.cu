@@ -717,7 +717,8 @@ void cuda_rmsnorm_bwd(cuda_ctx *c, const float *g, int N, int H, const float *x,
 /* ---- softmax cross-entropy ---- */
 
 __global__ void k_xent(int V, const int32_t *__restrict__ tgt, int32_t skip, int mode,
-                       const float *__restrict__ scale, float *probs, __nv_bfloat16 *dl16, float *row_loss) {
+                       const float *__restrict__ scale, const int32_t *__restrict__ soft_tok,
+                       const float *__restrict__ soft_w, float *probs, __nv_bfloat16 *dl16, float *row_loss) {
     size_t n = blockIdx.x;
     float *p = probs + n * V;
     float mx = -INFINITY;
@@ -736,12 +737,24 @@ __global__ void k_xent(int V, const int32_t *__restrict__ tgt, int32_t skip, int
     float inv = (float)(1.0 / (double)s);
     if (mode == CUDA_XENT_GRAD) {
         float sc = *scale;
+        /* the row's soft targets (cuda_train.h): their tokens, and the
+         * one-hot's share 1 - their summed weight */
+        int32_t st[CUDA_SOFT_K];
+        float sw[CUDA_SOFT_K], hard = 1.0f;
+        for (int j = 0; j < CUDA_SOFT_K; j++) {
+            st[j] = soft_tok ? soft_tok[n * CUDA_SOFT_K + j] : -1;
+            sw[j] = soft_tok ? soft_w[n * CUDA_SOFT_K + j] : 0.0f;
+            if (st[j] < 0 || st[j] >= V) st[j] = -1;
+            else hard -= sw[j];
+        }
         for (int i = threadIdx.x; i < V; i += blockDim.x) {
             float q = 0.0f;
             if (counted) {
                 q = expf(p[i] - mx) * inv;
-                q *= sc;
-                if (i == cl) q -= sc;
+                float t = i == cl ? hard : 0.0f;
+                for (int j = 0; j < CUDA_SOFT_K; j++)
+                    if (st[j] == i) t += sw[j];
+                q = q * sc - t * sc;  /* as p*sc - sc without soft targets */
             }
             if (dl16)
                 dl16[n * V + i] = __float2bfloat16_rn(q);
@@ -754,18 +767,20 @@ __global__ void k_xent(int V, const int32_t *__restrict__ tgt, int32_t skip, int
 }
 
 void cuda_xent_fwd(cuda_ctx *c, const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
-                   int32_t skip, int mode, const float *scale, float *probs, float *row_loss) {
+                   int32_t skip, int mode, const float *scale, const int32_t *soft_tok, const float *soft_w,
+                   float *probs, float *row_loss) {
     if (N <= 0) return;
     cuda_gemm(c, 0, 1, N, V, H, 1.0f, y, H, emb, H, 0.0f, probs, V);
-    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, probs, NULL, row_loss);
+    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, soft_tok, soft_w, probs, NULL, row_loss);
 }
 
 void cuda_xent_fwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const int32_t *tgt,
-                     int32_t skip, int mode, const float *scale, float *logits, void *dl16, float *row_loss) {
+                     int32_t skip, int mode, const float *scale, const int32_t *soft_tok, const float *soft_w,
+                     float *logits, void *dl16, float *row_loss) {
     if (N <= 0) return;
     gemm_bf16(c, 0, 1, N, V, H, 1.0f, (const __nv_bfloat16 *)y16, H, (const __nv_bfloat16 *)emb16, H, 0.0f, logits,
               V);
-    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, logits,
+    k_xent<<<N, 1024, 0, S(c)>>>(V, tgt, skip, mode, scale, soft_tok, soft_w, logits,
                                  mode == CUDA_XENT_GRAD ? (__nv_bfloat16 *)dl16 : NULL, row_loss);
 }
 

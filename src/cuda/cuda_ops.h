@@ -182,10 +182,16 @@ void cuda_rmsnorm_bwd(cuda_ctx *c, const float *g, int N, int H, const float *x,
  *                    train_xent_bwd, fused: one pass less over N*V);
  *   CUDA_XENT_LOSS:  row_loss only, probs left as logits (evaluation).
  * row_loss (N) as the CPU (0 for skipped rows). scale: device pointer to
- * one float (1/count), read only in GRAD mode. */
+ * one float (1/count), read only in GRAD mode. soft_tok, soft_w (N,
+ * CUDA_SOFT_K) (NULL: none), read only in GRAD mode: the rows' soft
+ * targets (src/train/train.h, TRAIN_SOFT_K), so that GRAD gives
+ * scale*(p - target) with target = (1 - s) onehot + sum_j w_j onehot(tok_j);
+ * a token outside 0..V-1 is an empty slot. row_loss stays the one-hot loss. */
 enum { CUDA_XENT_PROBS = 0, CUDA_XENT_GRAD = 1, CUDA_XENT_LOSS = 2 };
+enum { CUDA_SOFT_K = 8 };
 void cuda_xent_fwd(cuda_ctx *c, const float *emb, int N, int V, int H, const float *y, const int32_t *tgt,
-                   int32_t skip, int mode, const float *scale, float *probs, float *row_loss);
+                   int32_t skip, int mode, const float *scale, const int32_t *soft_tok, const float *soft_w,
+                   float *probs, float *row_loss);
 /* probs -> dlogits in place (the first half of train_xent_bwd). */
 void cuda_xent_grad(cuda_ctx *c, int N, int V, const int32_t *tgt, int32_t skip, float scale, float *probs);
 /* The two products of train_xent_bwd: dy = dlogits emb; demb += dlogits^T y. */
@@ -198,7 +204,8 @@ void cuda_xent_bwd(cuda_ctx *c, const float *emb, int N, int V, int H, const flo
  * dlogits go to dl16 (N,V) as bf16 and logits is left holding the logits;
  * CUDA_XENT_LOSS as cuda_xent_fwd. cuda_xent_bwd16 takes dl16. */
 void cuda_xent_fwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const int32_t *tgt,
-                     int32_t skip, int mode, const float *scale, float *logits, void *dl16, float *row_loss);
+                     int32_t skip, int mode, const float *scale, const int32_t *soft_tok, const float *soft_w,
+                     float *logits, void *dl16, float *row_loss);
 void cuda_xent_bwd16(cuda_ctx *c, const void *emb16, int N, int V, int H, const void *y16, const void *dl16,
                      float *demb, float *dy);
 /* y[0..n) = bf16(x) rounded to nearest even; x 8-byte and y 4-byte

@@ -65,6 +65,8 @@ static void layout(cuda_trainer *ct, bump *bp) {
     ct->ghs = take(bp, B * G * f);
     ct->in = take(bp, N * sizeof(int32_t));
     ct->tgt = take(bp, N * sizeof(int32_t));
+    ct->soft_tok = take(bp, N * CUDA_SOFT_K * sizeof(int32_t));
+    ct->soft_w = take(bp, N * CUDA_SOFT_K * sizeof(float));
     ct->eidx = take(bp, cuda_embed_index_ints((int)N) * sizeof(int32_t));
     ct->vars = take(bp, sizeof(cuda_step_vars));
     ct->out = take(bp, 2 * sizeof(double));
@@ -129,7 +131,8 @@ laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T
     b.off = 0;
     layout(ct, &b);
     size_t hbytes = (2 * N + cuda_embed_index_ints((int)N) + (size_t)c->V) * sizeof(int32_t) +
-                    sizeof(cuda_step_vars) + 2 * sizeof(double) + 64;
+                    N * CUDA_SOFT_K * (sizeof(int32_t) + sizeof(float)) + sizeof(cuda_step_vars) +
+                    2 * sizeof(double) + 64;
     char *h = NULL;
     if ((e = cudaMallocHost((void **)&h, hbytes)) != cudaSuccess) {
         cuda_trainer_free(ct);
@@ -141,6 +144,8 @@ laya_status cuda_trainer_init(cuda_trainer *ct, const model_cfg *c, int B, int T
     ct->h_tgt = ct->h_in + N;
     ct->h_eidx = ct->h_tgt + N;
     ct->h_counts = ct->h_eidx + cuda_embed_index_ints((int)N);
+    ct->h_soft_tok = ct->h_counts + c->V;
+    ct->h_soft_w = (float *)(ct->h_soft_tok + N * CUDA_SOFT_K);
     memset(h, 0, hbytes);
     if ((e = cudaMemsetAsync(ct->mem, 0, ct->mem_bytes, strm(ct))) != cudaSuccess) {
         cuda_trainer_free(ct);
@@ -286,7 +291,27 @@ static void stage(cuda_trainer *ct, const int32_t *toks, int nb, int training, u
     cudaMemcpyAsync(ct->in, ct->h_in, (size_t)N * sizeof(int32_t), cudaMemcpyHostToDevice, s);
     cudaMemcpyAsync(ct->tgt, ct->h_tgt, (size_t)N * sizeof(int32_t), cudaMemcpyHostToDevice, s);
     cudaMemcpyAsync(ct->eidx, ct->h_eidx, cuda_embed_index_ints(N) * sizeof(int32_t), cudaMemcpyHostToDevice, s);
+    /* the soft targets (cuda_trainer_soft) of these rows, or none: a slot
+     * of weight 0 moves nothing, so clearing the weights clears them */
+    size_t NK = (size_t)N * CUDA_SOFT_K;
+    if (training && ct->soft_next_tok) {
+        memcpy(ct->h_soft_tok, ct->soft_next_tok, NK * sizeof(int32_t));
+        memcpy(ct->h_soft_w, ct->soft_next_w, NK * sizeof(float));
+        cudaMemcpyAsync(ct->soft_tok, ct->h_soft_tok, NK * sizeof(int32_t), cudaMemcpyHostToDevice, s);
+        cudaMemcpyAsync(ct->soft_w, ct->h_soft_w, NK * sizeof(float), cudaMemcpyHostToDevice, s);
+        ct->soft_on = 1;
+    } else if (ct->soft_on) {
+        cudaMemsetAsync(ct->soft_w, 0, (size_t)ct->B * ct->T * CUDA_SOFT_K * sizeof(float), s);
+        ct->soft_on = 0;
+    }
     cudaMemcpyAsync(ct->vars, ct->h_vars, sizeof(cuda_step_vars), cudaMemcpyHostToDevice, s);
+}
+
+_Static_assert((int)CUDA_SOFT_K == (int)TRAIN_SOFT_K, "cuda_ops.h and train.h agree on the soft-target slots");
+
+void cuda_trainer_soft(cuda_trainer *ct, const int32_t *soft_tok, const float *soft_w) {
+    ct->soft_next_tok = soft_tok;
+    ct->soft_next_w = soft_tok ? soft_w : NULL;
 }
 
 /* ---- forward and backward, enqueued (capturable) ---- */
@@ -327,10 +352,10 @@ static void enq_forward(cuda_trainer *ct, int nb, int slot, int grad, int prof) 
         cuda_to_bf16(x, p.emb, (size_t)c->V * H, ct->emb16);
         cuda_to_bf16(x, ct->y, (size_t)N * H, ct->y16);
         cuda_xent_fwd16(x, ct->emb16, N, c->V, H, ct->y16, ct->tgt, TOK_PAD, grad ? CUDA_XENT_GRAD : CUDA_XENT_LOSS,
-                        &ct->vars->xent_scale, ct->probs, ct->dl16, ct->row_loss);
+                        &ct->vars->xent_scale, ct->soft_tok, ct->soft_w, ct->probs, ct->dl16, ct->row_loss);
     } else {
         cuda_xent_fwd(x, p.emb, N, c->V, H, ct->y, ct->tgt, TOK_PAD, grad ? CUDA_XENT_GRAD : CUDA_XENT_LOSS,
-                      &ct->vars->xent_scale, ct->probs, ct->row_loss);
+                      &ct->vars->xent_scale, ct->soft_tok, ct->soft_w, ct->probs, ct->row_loss);
     }
     cuda_sum(x, ct->row_loss, N, &ct->out[0]);
 }

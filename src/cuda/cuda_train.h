@@ -65,12 +65,18 @@ typedef struct {
     void *emb16, *y16, *dl16;
     float *da, *db, *dgi, *dgh, *dqkv, *dctx, *dsc, *dhc, *ghs;
     int32_t *in, *tgt, *eidx;        /* (N) (N) embedding-gradient index */
+    int32_t *soft_tok;               /* (N,CUDA_SOFT_K) the rows' soft targets (cuda_trainer_soft) */
+    float *soft_w;                   /* (N,CUDA_SOFT_K) their weights, 0 where none */
     cuda_step_vars *vars;
     double *out;                     /* [loss sum, gradient norm] */
     void *mem;                       /* the one device allocation */
     size_t mem_bytes;
     /* host (pinned) staging */
-    int32_t *h_in, *h_tgt, *h_eidx, *h_counts;
+    int32_t *h_in, *h_tgt, *h_eidx, *h_counts, *h_soft_tok;
+    float *h_soft_w;
+    const int32_t *soft_next_tok;    /* the caller's soft targets for the next training forwards, or NULL */
+    const float *soft_next_w;
+    int soft_on;                     /* the device holds soft targets of weight > 0 */
     cuda_step_vars *h_vars;
     double *h_out;
     /* the last forward */
@@ -119,6 +125,12 @@ laya_status cuda_state_set(cuda_trainer *ct, int slot, const float *state, size_
                            size_t errlen);
 laya_status cuda_state_get(cuda_trainer *ct, int slot, float *state, size_t floats, char *err, size_t errlen);
 laya_status cuda_state_zero(cuda_trainer *ct, int slot, char *err, size_t errlen);
+
+/* train_model_soft on the GPU: soft_tok, soft_w (nb*T, CUDA_SOFT_K), host,
+ * for the training forwards and steps that follow until the next call
+ * (NULL: none); copied at each of them, so they must stay valid until
+ * then. Evaluation forwards never use them. */
+void cuda_trainer_soft(cuda_trainer *ct, const int32_t *soft_tok, const float *soft_w);
 
 /* train_forward on the GPU: toks (nb, T+1) host; slot CUDA_SLOT_NONE starts
  * from zero. training: dropout on, keyed by (seed, salt). grad: leave

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include "laya.h"
 #include "model/model.h"
+#include "prior/prior.h"
+#include "tok/tok.h"
 #include "tok/tok_stream.h"
 
 /* ---- whole model (train_model.c) ---- */
@@ -67,6 +69,9 @@ typedef struct {
     int32_t *in, *tgt;       /* (N) */
     int64_t count;           /* targets counted in the last forward */
     double loss_sum;         /* their summed loss, nats */
+    const int32_t *soft_tok; /* (N,TRAIN_SOFT_K) soft targets (train_model_soft), or NULL */
+    const float *soft_w;     /* (N,TRAIN_SOFT_K) */
+    double obj_sum;          /* the last forward's summed loss against the soft targets (loss_sum without) */
     float *mem;              /* the one allocation behind every array above */
 } train_model;
 
@@ -81,8 +86,14 @@ size_t train_model_floats(const model_cfg *c, int B, int T);
  * Returns the mean loss (nats) over targets that are not TOK_PAD. */
 double train_forward(train_model *tm, const float *params, const int32_t *toks, int nb,
                      float *state, int training, uint64_t seed, uint64_t salt);
-/* Backward of the last forward's mean loss: ACCUMULATES into grads (the flat
- * parameter layout). */
+/* Soft targets (the teacher's, below) for the forwards and backwards that
+ * follow, until the next call: soft_tok and soft_w (nb*T, TRAIN_SOFT_K) of
+ * the batch, or NULL for none. Not copied: they must outlive the backward.
+ * train_forward still returns the one-hot loss; tm->obj_sum is the summed
+ * loss against the soft targets, which train_backward differentiates. */
+void train_model_soft(train_model *tm, const int32_t *soft_tok, const float *soft_w);
+/* Backward of the last forward's mean loss (against the soft targets when
+ * set): ACCUMULATES into grads (the flat parameter layout). */
 void train_backward(train_model *tm, const float *params, float *grads);
 
 /* Initial parameters, documented in train_model.c. Deterministic in seed. */
@@ -114,6 +125,38 @@ void train_adamw_step(const model_cfg *c, const train_adamw *o, float lr, int64_
  * file is too small for B streams of T+1 tokens). */
 int64_t train_windows(const tok_stream *t, int B, int T);
 void train_batch(const tok_stream *t, int B, int T, int64_t w, int32_t *toks);
+
+/* ---- soft targets from a teacher (train_teacher.c) ----
+ *
+ * Row n of a batch may carry TRAIN_SOFT_K soft targets: tokens soft_tok
+ * (N,K) (-1: an empty slot) with weights soft_w (N,K), s_n their sum
+ * (<= 1). The row's target distribution is then
+ *   (1 - s_n) onehot(y_n) + sum_j soft_w[n,j] onehot(soft_tok[n,j]),
+ * its loss the cross-entropy against it, and the gradient of the logits
+ * scale * (p - target). A row without soft targets is the plain one-hot.
+ * What a run reports (train loss, validation, bits per byte) stays the
+ * one-hot cross-entropy, comparable with runs without a teacher. */
+enum { TRAIN_SOFT_K = 8 };
+
+typedef struct {
+    uint32_t *off;     /* (n+1) soft targets of the target at stream index i: [off[i], off[i+1]) */
+    uint16_t *tok;     /* (off[n]) */
+    float *w;          /* (off[n]) weight * P(follower), best first per position */
+    uint64_t n;        /* the stream's tokens */
+    uint64_t positions; /* positions with at least one soft target */
+    float weight;
+} train_teacher;
+
+/* The teacher's soft targets for every position of stream s (tokenized by
+ * tk) from the next-word prior pr with weight a in (0, 1] (the file's top
+ * says where and how). progress: a line on stderr every tenth of the
+ * stream. On error nothing is left allocated. */
+laya_status train_teacher_build(train_teacher *t, const tok_stream *s, const tok *tk, const prior *pr, float weight,
+                                int progress, char *err, size_t errlen);
+void train_teacher_free(train_teacher *t);
+/* The soft targets (B*T, K) of the batch train_batch(s, B, T, w) reads. */
+void train_teacher_batch(const train_teacher *t, const tok_stream *s, int B, int T, int64_t w, int32_t *soft_tok,
+                         float *soft_w);
 
 /* ---- resume checkpoints (train_ckpt.c; format there) ---- */
 
@@ -157,6 +200,8 @@ typedef struct {
     uint64_t seed;
     int f16;               /* best.safetensors in f16 instead of f32 */
     int carry;             /* carry GRU states across windows */
+    const char *teacher_path; /* distill toward this model file's next-word prior (train_teacher.c), or NULL */
+    float teacher_weight;  /* its weight a in (0, 1] */
 } train_opts;
 
 void train_opts_default(train_opts *o);
@@ -196,10 +241,12 @@ typedef struct {
     /* The carried training state starts over (a new pass over the shards). */
     laya_status (*reset_state)(void *self, char *err, size_t errlen);
     /* One optimizer step on toks (B, T+1): forward with dropout keyed by
-     * (seed, step), backward, clipping, AdamW at lr (step counts from 0);
-     * *loss: mean nats per target token. */
-    laya_status (*step)(void *self, const int32_t *toks, uint64_t seed, int64_t step, const train_adamw *adam,
-                        float lr, float clip, double *loss, char *err, size_t errlen);
+     * (seed, step), backward (against the soft targets soft_tok, soft_w
+     * (B*T, TRAIN_SOFT_K) when not NULL), clipping, AdamW at lr (step
+     * counts from 0); *loss: mean one-hot nats per target token. */
+    laya_status (*step)(void *self, const int32_t *toks, const int32_t *soft_tok, const float *soft_w, uint64_t seed,
+                        int64_t step, const train_adamw *adam, float lr, float clip, double *loss, char *err,
+                        size_t errlen);
     /* Evaluation: eval_begin zeroes the evaluation state, each eval_batch
      * runs nb streams of toks (nb, T+1) without dropout, carrying that state
      * when o->carry, and adds the summed loss and target count. */

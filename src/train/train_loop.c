@@ -46,6 +46,7 @@ void train_opts_default(train_opts *o) {
     o->eval_tokens = 1 << 20;
     o->seed = 1;
     o->carry = 1;
+    o->teacher_weight = 0.3f;
 }
 
 static double now_s(void) {
@@ -67,6 +68,9 @@ typedef struct {
     int32_t *byte_len;   /* (V) bytes of each token, for bits per byte */
     float *params, *m, *v, *state;   /* the host copies (train_backend) */
     int32_t *toks;       /* (B, T+1) */
+    train_teacher teacher; /* --teacher: its soft targets over the train stream */
+    int32_t *soft_tok;   /* (B*T, TRAIN_SOFT_K) of the batch, or NULL without a teacher */
+    float *soft_w;       /* (B*T, TRAIN_SOFT_K) */
     FILE *log;
     char path[4096];
     int64_t nw;          /* windows per pass over the train shards */
@@ -88,6 +92,9 @@ static void run_free(run_ctx *r) {
     free(r->v);
     free(r->state);
     free(r->toks);
+    free(r->soft_tok);
+    free(r->soft_w);
+    train_teacher_free(&r->teacher);
     free(r->byte_len);
     free(r->tok_blob);
     tok_stream_close(&r->train);
@@ -173,6 +180,8 @@ static laya_status check_opts(const train_opts *o, char *err, size_t errlen) {
         return err_set(err, errlen, LAYA_ERR_ARG, "--wd must be in [0,10) and --clip >= 0 (0 = off)");
     if (o->warmup < 0 || o->eval_every < 1)
         return err_set(err, errlen, LAYA_ERR_ARG, "--warmup must be >= 0 and --eval-every >= 1");
+    if (o->teacher_path && !(o->teacher_weight > 0 && o->teacher_weight <= 1))
+        return err_set(err, errlen, LAYA_ERR_ARG, "--teacher-weight %g outside (0, 1]", o->teacher_weight);
     if ((o->steps > 0) == (o->time_budget > 0))
         return err_set(err, errlen, LAYA_ERR_ARG, "give exactly one of --steps N and --time-budget SECONDS");
     return LAYA_OK;
@@ -228,6 +237,33 @@ static laya_status run_alloc(run_ctx *r, char *err, size_t errlen) {
         tok_bytes(r->tk, i, &len);
         r->byte_len[i] = (int32_t)len;
     }
+    return LAYA_OK;
+}
+
+/* --teacher: the soft targets of the whole train stream from the file's
+ * next-word prior (its trust as laya_model_load's), and the batch's
+ * arrays for them. */
+static laya_status run_teacher(run_ctx *r, char *err, size_t errlen) {
+    const train_opts *o = r->o;
+    model *m = NULL;
+    laya_status st = model_load(o->teacher_path, &m, err, errlen);
+    if (st != LAYA_OK) return st;
+    if (!m->prior.nw) {
+        model_free(m);
+        return err_set(err, errlen, LAYA_ERR_ARG, "--teacher %s holds no next-word prior (laya prior embed adds one)",
+                       o->teacher_path);
+    }
+    st = train_teacher_build(&r->teacher, &r->train, r->tk, &m->prior, o->teacher_weight, 1, err, errlen);
+    model_free(m);
+    if (st != LAYA_OK) return st;
+    fprintf(stderr, "laya train: teacher %s, weight %g: soft targets at %llu of %llu positions (%.1f%%)\n",
+            o->teacher_path, o->teacher_weight, (unsigned long long)r->teacher.positions,
+            (unsigned long long)r->teacher.n, r->teacher.n ? 100.0 * (double)r->teacher.positions / (double)r->teacher.n : 0.0);
+    size_t NK = (size_t)o->B * o->T * TRAIN_SOFT_K;
+    r->soft_tok = malloc(NK * sizeof(int32_t));
+    r->soft_w = malloc(NK * sizeof(float));
+    if (!r->soft_tok || !r->soft_w)
+        return err_set(err, errlen, LAYA_ERR_NOMEM, "cannot allocate the batch's soft targets");
     return LAYA_OK;
 }
 
@@ -317,10 +353,11 @@ static laya_status run_step(run_ctx *r, char *err, size_t errlen) {
     /* A new pass over the shards: the carried state starts over. */
     if (w == 0 && (st = b->reset_state(b->self, err, errlen)) != LAYA_OK) return st;
     train_batch(&r->train, o->B, o->T, w, r->toks);
+    if (r->soft_tok) train_teacher_batch(&r->teacher, &r->train, o->B, o->T, w, r->soft_tok, r->soft_w);
     float lr = run_lr(r);
     double loss;
-    if ((st = b->step(b->self, r->toks, meta->seed, meta->step, &r->adam, lr, o->clip, &loss, err, errlen)) !=
-        LAYA_OK)
+    if ((st = b->step(b->self, r->toks, r->soft_tok, r->soft_w, meta->seed, meta->step, &r->adam, lr, o->clip, &loss,
+                      err, errlen)) != LAYA_OK)
         return st;
     if (!isfinite(loss))
         return err_set(err, errlen, LAYA_ERR_INTERNAL,
@@ -391,7 +428,7 @@ laya_status train_run_on(const train_opts *o, const train_backend *b, train_prog
     if (st != LAYA_OK) return st;
     run_ctx r = {.o = o, .b = b, .cfg = o->cfg};
     if ((st = run_open_inputs(&r, err, errlen)) != LAYA_OK || (st = run_alloc(&r, err, errlen)) != LAYA_OK ||
-        (st = run_start(&r, err, errlen)) != LAYA_OK)
+        (o->teacher_path && (st = run_teacher(&r, err, errlen)) != LAYA_OK) || (st = run_start(&r, err, errlen)) != LAYA_OK)
         goto out;
     r.adam = (train_adamw){.lr = o->lr, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .wd = o->wd};
     r.t_start = now_s();
@@ -468,12 +505,15 @@ static laya_status cpu_reset_state(void *self, char *err, size_t errlen) {
     return LAYA_OK;
 }
 
-static laya_status cpu_step(void *self, const int32_t *toks, uint64_t seed, int64_t step, const train_adamw *adam,
-                            float lr, float clip, double *loss, char *err, size_t errlen) {
+static laya_status cpu_step(void *self, const int32_t *toks, const int32_t *soft_tok, const float *soft_w,
+                            uint64_t seed, int64_t step, const train_adamw *adam, float lr, float clip, double *loss,
+                            char *err, size_t errlen) {
     cpu_backend *k = self;
     memset(k->grads, 0, k->P * sizeof(float));
+    train_model_soft(&k->tm, soft_tok, soft_w);
     *loss = train_forward(&k->tm, k->params, toks, k->o->B, k->o->carry ? k->state : NULL, 1, seed, (uint64_t)step);
     train_backward(&k->tm, k->params, k->grads);
+    train_model_soft(&k->tm, NULL, NULL);
     train_clip_grads(k->grads, k->P, clip);
     train_adamw_step(k->c, adam, lr, step + 1, k->params, k->grads, k->m, k->v);
     return LAYA_OK;

@@ -114,6 +114,53 @@ static train_gru_w gru_w(const model_layer_params *p) {
 
 static uint64_t layer_salt(uint64_t salt, int l) { return (salt << 4) | (uint64_t)l; }
 
+void train_model_soft(train_model *tm, const int32_t *soft_tok, const float *soft_w) {
+    tm->soft_tok = soft_tok;
+    tm->soft_w = soft_w;
+}
+
+/* The summed loss against the soft targets, from the softmax rows in
+ * probs: (1 - s) row_loss + sum_j w_j (-log p_j). The soft terms read the
+ * rounded float probability (a relative error of ~1e-7 in p: ~1e-7 nats). */
+static double soft_objective(const train_model *tm, int N) {
+    const int32_t V = tm->cfg.V;
+    double sum = 0;
+    for (int n = 0; n < N; n++) {
+        int32_t y = tm->tgt[n];
+        if (y == TOK_PAD || y < 0 || y >= V) continue;
+        const int32_t *st = tm->soft_tok + (size_t)n * TRAIN_SOFT_K;
+        const float *sw = tm->soft_w + (size_t)n * TRAIN_SOFT_K;
+        double s = 0, soft = 0;
+        for (int j = 0; j < TRAIN_SOFT_K; j++)
+            if (st[j] >= 0 && st[j] < V) {
+                double pj = tm->probs[(size_t)n * V + st[j]];
+                s += sw[j];
+                soft -= sw[j] * log(pj > 1e-300 ? pj : 1e-300);
+            }
+        sum += (1 - s) * tm->row_loss[n] + soft;
+    }
+    return sum;
+}
+
+/* dlogits = p - target, as train_xent_bwd forms it from probs: the soft
+ * targets move mass from the one-hot (which it subtracts after) onto
+ * their tokens, in probs, before its products. */
+static void soft_grad(const train_model *tm, int N) {
+    const int32_t V = tm->cfg.V;
+    for (int n = 0; n < N; n++) {
+        int32_t y = tm->tgt[n];
+        if (y == TOK_PAD || y < 0 || y >= V) continue;
+        const int32_t *st = tm->soft_tok + (size_t)n * TRAIN_SOFT_K;
+        const float *sw = tm->soft_w + (size_t)n * TRAIN_SOFT_K;
+        float *p = tm->probs + (size_t)n * V;
+        for (int j = 0; j < TRAIN_SOFT_K; j++)
+            if (st[j] >= 0 && st[j] < V) {
+                p[y] += sw[j];
+                p[st[j]] -= sw[j];
+            }
+    }
+}
+
 double train_forward(train_model *tm, const float *params, const int32_t *toks, int nb,
                      float *state, int training, uint64_t seed, uint64_t salt) {
     const model_cfg *c = &tm->cfg;
@@ -152,6 +199,7 @@ double train_forward(train_model *tm, const float *params, const int32_t *toks, 
     lap(tm, TRAIN_OP_NORM, &clk);
     tm->loss_sum = train_xent_fwd(p.emb, N, c->V, H, tm->y, tm->tgt, TOK_PAD, tm->probs, &tm->count,
                                   tm->row_loss);
+    tm->obj_sum = tm->soft_tok ? soft_objective(tm, N) : tm->loss_sum;
     lap(tm, TRAIN_OP_XENT, &clk);
     return tm->count ? tm->loss_sum / (double)tm->count : 0.0;
 }
@@ -165,6 +213,7 @@ void train_backward(train_model *tm, const float *params, float *grads) {
     model_params_point(c, grads, &g);
     float scale = (float)(1.0 / (double)tm->count);
     double clk = omp_get_wtime();
+    if (tm->soft_tok) soft_grad(tm, N);
     train_xent_bwd(p.emb, N, c->V, H, tm->y, tm->tgt, TOK_PAD, scale, tm->probs, g.emb, tm->da);
     lap(tm, TRAIN_OP_XENT_B, &clk);
     train_rmsnorm_bwd(p.norm, N, H, tm->xL, tm->rs, tm->da, tm->db, g.norm);

@@ -287,7 +287,7 @@ static void xent_case(cuda_ctx *c, int N, int V, int H, uint64_t *s) {
     float *d_probs = tu_dev_nan(nv), *d_rl = tu_dev_nan(N), *d_dy = tu_dev_nan(nh), *d_p2 = tu_dev_nan(nv);
     double *d_sum = tu_dev(NULL, 8), gsum = 0;
     float scale = cnt ? (float)(1.0 / (double)cnt) : 0.0f, *d_scale = tu_dev(&scale, 4);
-    cuda_xent_fwd(c, d_emb, N, V, H, d_y, d_tgt, TOK_PAD, CUDA_XENT_PROBS, d_scale, d_probs, d_rl);
+    cuda_xent_fwd(c, d_emb, N, V, H, d_y, d_tgt, TOK_PAD, CUDA_XENT_PROBS, d_scale, NULL, NULL, d_probs, d_rl);
     cuda_sum(c, d_rl, N, d_sum);
     char err[256], name[64];
     CHECKF(cuda_ctx_sync(c, "xent fwd", err, sizeof err) == LAYA_OK, "%s", err);
@@ -306,7 +306,7 @@ static void xent_case(cuda_ctx *c, int N, int V, int H, uint64_t *s) {
             int counted = tgt[n] != TOK_PAD && tgt[n] >= 0 && tgt[n] < V;
             dl[k] = counted ? probs[k] * scale - (i == tgt[n] ? scale : 0.0f) : 0.0f;
         }
-    cuda_xent_fwd(c, d_emb, N, V, H, d_y, d_tgt, TOK_PAD, CUDA_XENT_GRAD, d_scale, d_p2, d_rl);
+    cuda_xent_fwd(c, d_emb, N, V, H, d_y, d_tgt, TOK_PAD, CUDA_XENT_GRAD, d_scale, NULL, NULL, d_p2, d_rl);
     cuda_xent_grad(c, N, V, d_tgt, TOK_PAD, scale, d_probs);
     train_xent_bwd(emb, N, V, H, y, tgt, TOK_PAD, scale, probs, demb, dy);
     cuda_xent_bwd(c, d_emb, N, V, H, d_y, d_p2, d_demb, d_dy);
@@ -331,7 +331,7 @@ static void xent_case(cuda_ctx *c, int N, int V, int H, uint64_t *s) {
         float *d_rl16 = tu_dev_nan(N);
         cuda_to_bf16(c, d_emb, (size_t)V * H, d_e16);
         cuda_to_bf16(c, d_y, nh, d_y16);
-        cuda_xent_fwd16(c, d_e16, N, V, H, d_y16, d_tgt, TOK_PAD, CUDA_XENT_GRAD, d_scale, d_lg, d_dl16, d_rl16);
+        cuda_xent_fwd16(c, d_e16, N, V, H, d_y16, d_tgt, TOK_PAD, CUDA_XENT_GRAD, d_scale, NULL, NULL, d_lg, d_dl16, d_rl16);
         cuda_xent_bwd16(c, d_e16, N, V, H, d_y16, d_dl16, d_demb16, d_dy16);
         CHECKF(cuda_ctx_sync(c, "xent bf16", err, sizeof err) == LAYA_OK, "%s", err);
         CHECK_DEV(d_rl16, rl, N, 2e-2, "xent bf16 row loss");

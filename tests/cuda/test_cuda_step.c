@@ -29,7 +29,17 @@ static void make_batch(int32_t *toks, int B, int T, int V, uint64_t *s) {
     toks[T] = TOK_PAD; /* one target not counted */
 }
 
-static void step_case(model_cfg cfg, int B, int T, float dropout, const math_case *mc, int split) {
+/* Soft targets (train.h) on about half the rows: up to TRAIN_SOFT_K
+ * random tokens (some empty slots) of weight up to 0.1 each. */
+static void make_soft(int32_t *st, float *sw, int N, int V, uint64_t *s) {
+    for (int i = 0; i < N * TRAIN_SOFT_K; i++) {
+        int on = (i / TRAIN_SOFT_K) % 2 == 0 && tu_next(s) % 4 != 0;
+        st[i] = on ? (int32_t)(tu_next(s) % (unsigned)V) : -1;
+        sw[i] = on ? (float)(tu_next(s) % 1000) * 1e-4f : 0.0f;
+    }
+}
+
+static void step_case_soft(model_cfg cfg, int B, int T, float dropout, const math_case *mc, int split, int soft) {
     char err[512];
     size_t P = model_n_params(&cfg), S = (size_t)cfg.L * B * cfg.H;
     uint64_t s = 1234;
@@ -40,9 +50,13 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
     memcpy(st_cpu, st, S * 4);
     int32_t *toks = malloc(sizeof(int32_t) * B * (T + 1));
     make_batch(toks, B, T, cfg.V, &s);
+    int32_t *soft_tok = malloc(sizeof(int32_t) * B * T * TRAIN_SOFT_K);
+    float *soft_w = malloc(sizeof(float) * B * T * TRAIN_SOFT_K);
+    make_soft(soft_tok, soft_w, B * T, cfg.V, &s);
 
     train_model tm;
     CHECKF(train_model_init(&tm, &cfg, B, T, dropout, err, sizeof err) == LAYA_OK, "%s", err);
+    if (soft) train_model_soft(&tm, soft_tok, soft_w);
     double loss_cpu = train_forward(&tm, p, toks, B, st_cpu, 1, 77, 5);
     train_backward(&tm, p, g);
 
@@ -50,6 +64,10 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
     CHECKF(cuda_trainer_init(&ct, &cfg, B, T, dropout, mc->math, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_trainer_set_split(&ct, split, err, sizeof err) == LAYA_OK, "%s", err);
     if (ct.ctx.persist) printf("    [%s] persistent recurrences\n", mc->name);
+    if (soft) {
+        cuda_trainer_soft(&ct, soft_tok, soft_w);
+        printf("    [%s] with soft targets\n", mc->name);
+    }
     CHECKF(cuda_trainer_set(&ct, p, NULL, NULL, err, sizeof err) == LAYA_OK, "%s", err);
     CHECKF(cuda_state_set(&ct, CUDA_SLOT_TRAIN, st, S, err, sizeof err) == LAYA_OK, "%s", err);
     cuda_trainer_poison(&ct);
@@ -90,6 +108,7 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
     cuda_trainer_poison(&ct);
     for (int k = 0; k < 2; k++) {
         make_batch(toks, B, T, cfg.V, &s);
+        make_soft(soft_tok, soft_w, B * T, cfg.V, &s);
         float lr = 2e-3f * (float)(k + 1);
         memset(g, 0, P * 4);
         double lc = train_forward(&tm, pc, toks, B, st_cpu, 1, 9, (uint64_t)k);
@@ -119,8 +138,12 @@ static void step_case(model_cfg cfg, int B, int T, float dropout, const math_cas
 
     cuda_trainer_free(&ct);
     train_model_free(&tm);
-    free(p), free(g), free(gg), free(st), free(st_cpu), free(st_gpu), free(toks);
+    free(p), free(g), free(gg), free(st), free(st_cpu), free(st_gpu), free(toks), free(soft_tok), free(soft_w);
     free(pc), free(m), free(v), free(pg), free(d_cpu), free(d_gpu);
+}
+
+static void step_case(model_cfg cfg, int B, int T, float dropout, const math_case *mc, int split) {
+    step_case_soft(cfg, B, T, dropout, mc, split, 0);
 }
 
 TEST(cuda_step_matches_cpu_f32) {
@@ -143,6 +166,15 @@ TEST(cuda_step_matches_cpu_bf16) {
     /* A shape the persistent recurrences cover (cuda_rec.cu), through the
      * captured graph too. */
     step_case((model_cfg){.V = 500, .H = 192, .D = 32, .L = 2, .W = 5}, 64, 16, 0.1f, &MATHS[2], 1);
+}
+
+/* Distillation's soft targets (cuda_trainer_soft): the same gradients and
+ * steps as the CPU's train_model_soft, in f32 and in bf16 (whose dlogits
+ * are bf16), through the captured graph. */
+TEST(cuda_step_soft_targets_match_cpu) {
+    NEED_GPU();
+    step_case_soft((model_cfg){.V = 300, .H = 48, .D = 20, .L = 2, .W = 5}, 4, 9, 0.2f, &MATHS[0], 1, 1);
+    step_case_soft((model_cfg){.V = 500, .H = 192, .D = 32, .L = 2, .W = 5}, 64, 16, 0.1f, &MATHS[2], 1, 1);
 }
 
 /* Evaluation path: fewer streams than the batch, no dropout, no gradient,
