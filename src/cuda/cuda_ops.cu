@@ -737,29 +737,43 @@ __global__ void k_xent(int V, const int32_t *__restrict__ tgt, int32_t skip, int
     float inv = (float)(1.0 / (double)s);
     if (mode == CUDA_XENT_GRAD) {
         float sc = *scale;
-        /* the row's soft targets (cuda_train.h): their tokens, and the
-         * one-hot's share 1 - their summed weight */
-        int32_t st[CUDA_SOFT_K];
-        float sw[CUDA_SOFT_K], hard = 1.0f;
-        for (int j = 0; j < CUDA_SOFT_K; j++) {
-            st[j] = soft_tok ? soft_tok[n * CUDA_SOFT_K + j] : -1;
-            sw[j] = soft_tok ? soft_w[n * CUDA_SOFT_K + j] : 0.0f;
-            if (st[j] < 0 || st[j] >= V) st[j] = -1;
-            else hard -= sw[j];
-        }
         for (int i = threadIdx.x; i < V; i += blockDim.x) {
             float q = 0.0f;
             if (counted) {
                 q = expf(p[i] - mx) * inv;
-                float t = i == cl ? hard : 0.0f;
-                for (int j = 0; j < CUDA_SOFT_K; j++)
-                    if (st[j] == i) t += sw[j];
-                q = q * sc - t * sc;  /* as p*sc - sc without soft targets */
+                q *= sc;
+                if (i == cl) q -= sc;
             }
             if (dl16)
                 dl16[n * V + i] = __float2bfloat16_rn(q);
             else
                 p[i] = q;
+        }
+        /* The row's soft targets (cuda_ops.h): each moves scale*w from the
+         * one-hot to its token, by one thread after the others' writes, the
+         * target's share in one sum (bf16 rounds the slots' tokens and the
+         * target twice). The condition is the same for the whole block. */
+        if (soft_tok && counted) {
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                float dcl = 0.0f;
+                for (int j = 0; j < CUDA_SOFT_K; j++) {
+                    int32_t t = soft_tok[n * CUDA_SOFT_K + j];
+                    float d = sc * soft_w[n * CUDA_SOFT_K + j];
+                    if (t < 0 || t >= V || d == 0.0f) continue;
+                    dcl += d;
+                    if (t == cl)
+                        dcl -= d;
+                    else if (dl16)
+                        dl16[n * V + t] = __float2bfloat16_rn(__bfloat162float(dl16[n * V + t]) - d);
+                    else
+                        p[t] -= d;
+                }
+                if (dl16)
+                    dl16[n * V + cl] = __float2bfloat16_rn(__bfloat162float(dl16[n * V + cl]) + dcl);
+                else
+                    p[cl] += dcl;
+            }
         }
     } else {
         for (int i = threadIdx.x; i < V; i += blockDim.x) p[i] = expf(p[i] - mx) * inv;
