@@ -203,6 +203,11 @@ TEST(engine_learn_completes_a_rare_name_of_the_document) {
 
 /* ---- the continuous cache (nc.c) ------------------------------------------ */
 
+/* The made-up name's completion in a list suggest() printed: "ine", alone
+ * or with the blank after it (suggest.c emit_spaced). */
+static int name_in(const char *list) { return strstr(list, "ine@") || strstr(list, "ine @"); }
+static int name_first(const char *list) { return !strncmp(list, "ine@", 4) || !strncmp(list, "ine @", 5); }
+
 /* With the shipped model: a made-up name seen once is completed from the
  * cache, where the state resembles the one it followed, far more surely than
  * the typed text's n-gram memory alone proposes it; off the record and with
@@ -224,34 +229,37 @@ TEST(engine_cache_proposes_what_followed_a_like_context) {
     char x[512], y[512];
     suggest(on, ctx, x, sizeof x);
     suggest(off, ctx, y, sizeof y);
-    CHECKF(!strncmp(x, "ine@", 4), "with the cache: '%s'", x);
+    /* the name first, alone or with the blank after it */
+    CHECKF(name_first(x), "with the cache: '%s'", x);
     /* without the cache the typed text's memory may propose the name too
      * (the document's own words are never judged junk), far less surely */
-    const char *w = strstr(y, "ine@");
-    CHECKF(atof(x + 4) > 3 * (w ? atof(w + 4) : 0), "without: '%s' (with: '%s')", y, x);
+    const char *w = strstr(y, "ine@"), *ws = strstr(y, "ine @");
+    double py = w ? atof(w + 4) : 0, px = atof(strchr(x, '@') + 1);
+    if (ws && atof(ws + 5) > py) py = atof(ws + 5);
+    CHECKF(px > 3 * py, "without: '%s' (with: '%s')", y, x);
     /* what follows a password prompt is never proposed from the cache,
      * where the same text after another label is */
     suggest(on, "Codename: Zephyrine\nOur project is late. The deadline for Zephyr", x, sizeof x);
-    CHECKF(!strncmp(x, "ine@", 4), "after a label: '%s'", x);
+    CHECKF(name_first(x), "after a label: '%s'", x);
     suggest(on, "Password: Zephyrine\nOur project is late. The deadline for Zephyr", x, sizeof x);
-    CHECKF(!strstr(x, "ine@"), "a secret proposed: '%s'", x);
+    CHECKF(!name_in(x), "a secret proposed: '%s'", x);
     /* incognito: the cache is not consulted (as the typed text's memory is not) */
     laya_memory *mem = NULL;
     laya_session *inc = NULL;
     CHECK(laya_memory_open(LEARN_STORE_IN_MEMORY, &mem, NULL, 0) == LAYA_OK);
     CHECK(laya_session_new(m, &inc) == LAYA_OK && laya_session_set_memory(inc, mem) == LAYA_OK);
     suggest(inc, ctx, x, sizeof x);
-    CHECKF(!strncmp(x, "ine@", 4), "with a memory: '%s'", x);
+    CHECKF(name_first(x), "with a memory: '%s'", x);
     CHECK(laya_memory_set_incognito(mem, 1, NULL, 0) == LAYA_OK);
     suggest(inc, ctx, x, sizeof x);
-    CHECKF(!strstr(x, "ine@"), "incognito: '%s'", x);
+    CHECKF(!name_in(x), "incognito: '%s'", x);
     laya_session_free(inc);
     laya_memory_free(mem);
     /* a private field is learning off, cache included */
     suggest(priv, ctx, x, sizeof x);
     suggest(nolearn, ctx, y, sizeof y);
     CHECKF(!strcmp(x, y), "private '%s', learning off '%s'", x, y);
-    CHECKF(!strstr(x, "ine@"), "learning off: '%s'", x);
+    CHECKF(!name_in(x), "learning off: '%s'", x);
     laya_session_free(on);
     laya_session_free(off);
     laya_session_free(priv);

@@ -45,9 +45,12 @@ static int find(const laya_suggestion *out, int n, const char *text) {
 }
 
 /* P(X) = 0.6, P(' ') = 0.4 at every step. A word ends where a space comes
- * next, so "X" has probability 0.6*0.4, "XX" 0.6^2*0.4, ...; ranked by
- * prob*length: XX (0.288), XXX (0.259), X (0.24). The typed tail is matched
- * first and not repeated: "XX" or " X" typed gives the same answers. */
+ * next, so "X" has probability 0.6*0.4, "XX" 0.6^2*0.4, ...; and since
+ * every word end is a space, "X " (the word and its blank: emit_spaced) has
+ * the same probability and saves one more character. Ranked by
+ * prob*length: "X " (0.48), "XX " (0.432), "XXX " (0.346), above XX
+ * (0.288). The typed tail is matched first and not repeated: "XX" or " X"
+ * typed gives the same answers. */
 TEST(engine_suggest_exact_probabilities) {
     float *params = NULL;
     int32_t ids[] = {'X', ' '};
@@ -69,26 +72,28 @@ TEST(engine_suggest_exact_probabilities) {
         int n = 0;
         CHECK(laya_suggest(s, 3, out, &n) == LAYA_OK);
         CHECKF(n == 3, "context '%s': %d suggestions", ctx[t], n);
-        CHECKF(find(out, n, "XX") == 0 && find(out, n, "XXX") == 1 && find(out, n, "X") == 2,
+        CHECKF(find(out, n, "X ") == 0 && find(out, n, "XX ") == 1 && find(out, n, "XXX ") == 2,
                "context '%s': got '%s' '%s' '%s'", ctx[t], out[0].text, out[1].text, out[2].text);
-        CHECK_NEAR(out[0].prob, 0.36 * 0.4, 1e-5, 1e-4);
-        CHECK_NEAR(out[1].prob, 0.216 * 0.4, 1e-5, 1e-4);
-        CHECK_NEAR(out[2].prob, 0.6 * 0.4, 1e-5, 1e-4);
+        CHECK_NEAR(out[0].prob, 0.6 * 0.4, 1e-5, 1e-4);
+        CHECK_NEAR(out[1].prob, 0.36 * 0.4, 1e-5, 1e-4);
+        CHECK_NEAR(out[2].prob, 0.216 * 0.4, 1e-5, 1e-4);
     }
-    /* Ranked by probability alone (len_exp 0), the single X wins. */
+    /* Ranked by probability alone (len_exp 0), the single X wins, with or
+     * without its blank (the same probability). */
     c.len_exp = 0.0f;
     CHECK(engine_set_cfg(s, &c) == LAYA_OK);
     laya_suggestion out[16];
     int n = 0;
     CHECK(laya_suggest(s, 1, out, &n) == LAYA_OK && n == 1);
-    CHECK(find(out, n, "X") == 0);
+    CHECK(find(out, n, "X") == 0 || find(out, n, "X ") == 0);
+    CHECK_NEAR(out[0].prob, 0.6 * 0.4, 1e-5, 1e-4);
     laya_session_free(s);
     laya_model_free(lm);
     free(params);
 }
 
 /* engine_suggest_invariants rejects a list that breaks a promise: from the
- * exact unigram list XX, XXX, X (scores 0.288, 0.259, 0.24), each edit
+ * exact unigram list "X ", "XX ", "XXX " (scores 0.48, 0.432, 0.346), each edit
  * alone: two swapped, one repeated, one dropped, one more than k, a
  * truncated character, a blank at the end, a zero probability. */
 TEST(engine_suggest_invariants_catch_broken_lists) {
@@ -119,7 +124,7 @@ TEST(engine_suggest_invariants_catch_broken_lists) {
         if (e == 2) nb = 2;                                      /* one left out */
         if (e == 3) { bad[3] = out[2]; nb = 4; }                 /* more than k */
         if (e == 4) { bad[1].text = "X\xe4"; bad[1].len = 2; }   /* truncated */
-        if (e == 5) { bad[1].text = "XX "; bad[1].len = 3; }     /* blank at the end */
+        if (e == 5) { bad[1].text = "XX  "; bad[1].len = 4; }   /* two blanks at the end */
         if (e == 6) bad[2].prob = 0;
         if (e == 7) k = 2;                                       /* 3 for k = 2 */
         if (e == 8) bad[2].prob = c.min_prob / 2;                /* below the floor */

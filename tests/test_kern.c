@@ -415,19 +415,23 @@ static void check_logit_mass(const kern_table *k) {
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
         int n = ns[a];
         float *lg = malloc(sizeof(float) * n), *w = malloc(sizeof(float) * n), *e = malloc(sizeof(float) * n);
+        float *f = malloc(sizeof(float) * n);
         for (int i = 0; i < n; i++) {
             lg[i] = 30.0f * frand();
             w[i] = (i % 5 == 3 && n > 1) ? 0.0f : 1.0f;
             e[i] = (w[i] > 0 && i % 3 == 0) ? 1.0f : 0.0f;
+            f[i] = (e[i] > 0 && i % 2 == 0) ? 1.0f : 0.0f;
         }
         float m0, m1;
-        double z0, z1, e0, e1;
-        kern_logit_mass_ref(lg, w, e, n, &m0, &z0, &e0);
-        k->logit_mass(lg, w, e, n, &m1, &z1, &e1);
+        double z0, z1, e0, e1, f0, f1;
+        kern_logit_mass_ref(lg, w, e, f, n, &m0, &z0, &e0, &f0);
+        k->logit_mass(lg, w, e, f, n, &m1, &z1, &e1, &f1);
         CHECKF(m0 == m1, "%s n=%d: max %.9g vs ref %.9g", k->name, n, (double)m1, (double)m0);
         CHECKF(fabs(z1 - z0) <= 1e-6 * z0, "%s n=%d: z %.12g vs ref %.12g", k->name, n, z1, z0);
         CHECKF(fabs(e1 - e0) <= 1e-6 * z0, "%s n=%d: ze %.12g vs ref %.12g", k->name, n, e1, e0);
-        free(lg), free(w), free(e);
+        CHECKF(fabs(f1 - f0) <= 1e-6 * z0, "%s n=%d: zf %.12g vs ref %.12g", k->name, n, f1, f0);
+        CHECKF(n < 100 || (f0 > 0 && f0 < e0 && e0 < z0), "n=%d: the three masses are not distinct", n);
+        free(lg), free(w), free(e), free(f);
     }
 }
 

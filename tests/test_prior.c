@@ -350,7 +350,8 @@ TEST(prior_adds_its_words_and_leaves_the_models_probabilities) {
         char ta[LAYA_MAX_K][128], tb[LAYA_MAX_K][128];
         int na = suggest_k(plain, w, texts[t], LAYA_MAX_K, 0, a, ta);
         int nb = suggest_k(wp, w, texts[t], LAYA_MAX_K, 0, b, tb);
-        CHECKF(na >= 1 && nb > na, "%s: %d, %d suggestions", texts[t], na, nb);
+        /* the prior adds words (the list may already be full) */
+        CHECKF(na >= 1 && (nb > na || nb == LAYA_MAX_K), "%s: %d, %d suggestions", texts[t], na, nb);
         /* the model's own candidates, in their order, each with its probability exactly */
         int j = 0;
         for (int i = 0; i < na && i < LAYA_MAX_K - MAXF; i++) {

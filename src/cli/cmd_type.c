@@ -6,7 +6,9 @@
  * Backspace deletes one character; Left/Right, Home/End (or Ctrl-A/Ctrl-E)
  * move; Delete deletes forward; Ctrl-U deletes to the line start; Enter
  * commits the line and starts a new one (the lines stay in the context);
- * Tab (or Alt-1) accepts the ghost text, Alt-2/Alt-3 accept the others;
+ * Tab (or Alt-1) accepts the ghost text, Alt-2/Alt-3 accept the others
+ * (a suggestion may end with the blank after its word: . , ; : ! ? typed
+ * right after it goes before that blank);
  * Esc hides the suggestions until the next key; Ctrl-L redraws; Ctrl-C or
  * Ctrl-D quits. The ghost is drawn only with the cursor at the end of the
  * line: inside text it would read as text, so there the suggestions are
@@ -152,6 +154,7 @@ typedef struct {
     char *ctx;              /* doc + line[0..cur): the engine's context */
     laya_suggestion sug[SHOW];
     int n_sug, hidden;
+    int spaced;        /* the last key accepted a suggestion that ends in a blank, at the cursor */
     double ms;
     int caret;              /* the cursor's column in the last render */
 } editor;
@@ -292,6 +295,7 @@ static void accept(editor *e, int i) {
     size_t n = e->sug[i].len;
     memcpy(buf, e->sug[i].text, n);   /* the suggestion lives in the session */
     insert(e, buf, n);
+    e->spaced = n && buf[n - 1] == ' ';
 }
 
 static void commit_line(editor *e) {
@@ -405,6 +409,8 @@ int cmd_type(int argc, char **argv) {
         for (ssize_t i = 0; i < n && !quit; i++) {
             unsigned char c = (unsigned char)in[i];
             size_t len0 = e.len, cur0 = e.cur;
+            const int spaced = e.spaced;
+            e.spaced = 0;
             if (c == 0x1b) {
                 /* Escape sequences arrive in one read; a lone ESC is the key. */
                 if (i + 1 >= n) {
@@ -462,6 +468,15 @@ int cmd_type(int argc, char **argv) {
                 e.cur = 0;
             } else if (c == 5) {
                 e.cur = e.len;
+            } else if (spaced && npend == 0 && c < 0x80 && strchr(".,;:!?", c) && e.cur > 0 &&
+                       e.line[e.cur - 1] == ' ') {
+                /* After a suggestion that brought the blank after its word,
+                 * punctuation goes before that blank: "help " + "." is
+                 * "help. " (as the IBus engine does). */
+                pass_over(&e, &live);
+                erase(&e, e.cur - 1, e.cur);
+                char p[2] = {(char)c, ' '};
+                insert(&e, p, 2);
             } else if (c >= 0x20) {
                 /* Text: insert whole characters only, holding a split one. */
                 pend[npend++] = (char)c;

@@ -169,6 +169,7 @@ static int cand_slot(laya_session *s, const uint8_t *text, int len, int *made) {
     memcpy(c->text, text, (size_t)len);
     c->len = len;
     c->prob = 0;
+    c->sp = 0;
     *made = 1;
     return s->n_cand++;
 }

@@ -58,7 +58,8 @@ double engine_rank_score(const uint8_t *text, int len, double prob, float len_ex
 /* Debug and test: checks what laya_suggest promises of out[0..n), the
  * result of the last laya_suggest(s, k, out, &n) on s (nothing may have
  * touched s since): at most k suggestions, each non-empty text within
- * max_bytes and max_words, no control byte, not ending in a blank, complete
+ * max_bytes and max_words, no control byte, ending in a blank only as one
+ * space after an ASCII character (a word and the blank after it), complete
  * UTF-8 after the character the context leaves open, prob in (0, 1] and
  * at least min_prob; no two alike; each adding no more than the one before
  * it (to the float rounding of prob; suggest.c: engine_pick); and every

@@ -45,6 +45,7 @@ typedef struct {
     int has_sum;
     double lz;                    /* log of the softmax normaliser */
     double pend;                  /* next-token mass that ends a word */
+    double psp;                   /* next-token mass that starts with a blank (part of pend) */
     int nt;                       /* best non-special tokens, best first */
     int32_t top[ENGINE_TOPN];
     float tv[ENGINE_TOPN];        /* their logits */
@@ -80,9 +81,11 @@ typedef struct {
     int len;
     double prob;
     double score;
+    double sp;      /* of prob, the search's mass that went on with a blank: the
+                       probability of its twin text + " " (suggest.c emit_spaced) */
 } candidate;
 
-enum { ENGINE_MAX_CAND = 64, ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
+enum { ENGINE_MAX_CAND = 128, ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
 
 struct laya_session {
     const laya_model *lm;
@@ -135,6 +138,7 @@ struct laya_session {
     float *bscratch;                /* model_batch_scratch_floats(B) */
     float *wz, *wend;               /* (V) 1 for tokens in the normaliser / ending a word */
     float *wgen;                    /* (V) 1 for tokens a suggestion may contain */
+    float *wsp;                     /* (V) 1 for tokens that start with a blank */
     float *search_mem;              /* the block all of the above floats live in */
     int32_t *ids;                   /* (V) allowed ids under a constraint */
     uint8_t out_text[ENGINE_MAX_K][ENGINE_MAX_GEN + 1];  /* NUL-terminated */

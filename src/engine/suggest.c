@@ -102,7 +102,7 @@ laya_status engine_search_init(laya_session *s) {
     size_t per = model_state_floats(c) + (size_t)c->H;
     size_t total = ENGINE_NODES * per + (size_t)(ENGINE_GEN_BEAMS + 1) * (size_t)c->V +
                    (size_t)ENGINE_GEN_BEAMS * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_GEN_BEAMS) +
-                   3 * (size_t)c->V;
+                   4 * (size_t)c->V;
     s->search_mem = malloc(total * sizeof(float));
     s->ids = malloc((size_t)c->V * sizeof(int32_t));
     if (!s->search_mem || !s->ids) return LAYA_ERR_NOMEM;
@@ -129,11 +129,15 @@ laya_status engine_search_init(laya_session *s) {
     s->wz = p;
     s->wend = p + c->V;
     s->wgen = p + 2 * (size_t)c->V;
+    s->wsp = p + 3 * (size_t)c->V;
     for (int32_t i = 0; i < c->V; i++) {
         int next = !(fl[i] & TF_SPECIAL) || i == TOK_EOS;
         s->wz[i] = next ? 1.0f : 0.0f;
         s->wend[i] = next && (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) ? 1.0f : 0.0f;
         s->wgen[i] = fl[i] & (TF_SPECIAL | TF_STOP) ? 0.0f : 1.0f;
+        size_t tn = 0;
+        const uint8_t *tb = next && i != TOK_EOS ? tok_bytes(s->m->tok, i, &tn) : NULL;
+        s->wsp[i] = tb && tn && tb[0] == ' ' ? 1.0f : 0.0f;
     }
     s->next_id = 1;
     return LAYA_OK;
@@ -262,12 +266,15 @@ static int cand_find(const laya_session *s, const beam *b) {
     return -1;
 }
 
-static void emit(search *q, const beam *b, double prob) {
+/* b's text as a candidate of probability prob, of which sp goes on with a
+ * blank (emit_spaced offers that twin). */
+static void emit(search *q, const beam *b, double prob, double sp) {
     laya_session *s = q->s;
     if (!(prob > 0) || !emittable(q, b)) return;
     int at = cand_find(s, b);
     if (at >= 0) {
         s->cand[at].prob += prob;
+        s->cand[at].sp += sp;
         return;
     }
     int slot = s->n_cand;
@@ -284,6 +291,37 @@ static void emit(search *q, const beam *b, double prob) {
     memcpy(c->text, b->gen, (size_t)b->glen);
     c->len = b->glen;
     c->prob = prob;
+    c->sp = sp;
+}
+
+/* b's text and a blank, as a candidate of probability prob: a word the
+ * text goes on from with a blank saves that keystroke too. Only after
+ * alphabetic text (an ASCII byte last). */
+static void emit_spaced(search *q, const beam *b, double prob) {
+    laya_session *s = q->s;
+    if (!(prob > 0) || !emittable(q, b) || b->glen + 1 > s->ec.max_bytes || b->gen[b->glen - 1] >= 0x80) return;
+    beam t = *b;
+    t.gen[t.glen++] = ' ';
+    /* emit refuses a text ending in a blank: add it here */
+    int at = cand_find(s, &t);
+    if (at >= 0) {
+        s->cand[at].prob += prob;
+        return;
+    }
+    int slot = s->n_cand;
+    if (slot == ENGINE_MAX_CAND) {
+        slot = 0;
+        for (int i = 1; i < s->n_cand; i++)
+            if (s->cand[i].prob < s->cand[slot].prob) slot = i;
+        if (s->cand[slot].prob >= prob) return;
+    } else {
+        s->n_cand++;
+    }
+    candidate *c = &s->cand[slot];
+    memcpy(c->text, t.gen, (size_t)t.glen);
+    c->len = t.glen;
+    c->prob = prob;
+    c->sp = 0;
 }
 
 static int expansion_beats(const void *x, const void *y) {
@@ -381,9 +419,11 @@ static void summarize(const laya_session *s, const float *lg, node *nd) {
      * of the sum for any V <= 65536 (kern.h: logit_mass). */
     float mx;
     double z, zend;
-    kern_get()->logit_mass(lg, s->wz, s->wend, V, &mx, &z, &zend);
+    double zsp;
+    kern_get()->logit_mass(lg, s->wz, s->wend, s->wsp, V, &mx, &z, &zend, &zsp);
     nd->lz = (double)mx + log(z);
     nd->pend = zend / z;
+    nd->psp = zsp / z;
     /* Best tokens: those that may be generated (s->wgen). */
     int nt = kern_get()->logit_top(lg, s->wgen, V, ENGINE_TOPN, nd->top, nd->tv);
     nd->nt = nt;
@@ -429,7 +469,13 @@ static void expand_free(search *q, int bi) {
     const tok *tk = s->m->tok;
     const beam *b = &s->beams[0][bi];
     const node *nd = &s->nodes[b->node];  /* its cache distribution: engine_suggest's batch */
-    emit(q, b, exp(b->lp) * engine_nc_pend(s, nd));
+    /* the word-end mass with the cache's share (engine_nc_pend), of which
+     * the model's share of blanks goes on with one */
+    double pe = exp(b->lp) * engine_nc_pend(s, nd), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
+    if (!(psp <= pe)) psp = pe;
+    if (b->glen + 1 > s->ec.max_bytes || (b->glen && b->gen[b->glen - 1] >= 0x80)) psp = 0;
+    emit(q, b, pe, psp);
+    emit_spaced(q, b, psp);
     if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
     /* The node's best tokens, and the cache's (mixed: engine_nc_mix), best
      * first. */
@@ -518,21 +564,33 @@ static int word_prefix(const uint8_t *a, int na, const uint8_t *c, int nc) {
     return na > 0 && na < nc && is_space(c[na]) && !memcmp(a, c, (size_t)na);
 }
 
+/* 1 if o is a's text and one blank: its twin (emit_spaced). */
+static int spaced_twin(const uint8_t *a, int na, const uint8_t *o, int no) {
+    return no == na + 1 && o[na] == ' ' && !memcmp(a, o, (size_t)na);
+}
+
 static double pick_gain(const laya_session *s, const candidate *c, const int *picked, int np) {
-    double base = 0;
+    double base = 0, cov = 0;
     for (int j = 0; j < np; j++) {
         const candidate *o = &s->cand[picked[j]];
+        /* its twin shown: where the text goes on with the blank, the twin is taken */
+        if (spaced_twin(c->text, c->len, o->text, o->len)) cov = o->prob < c->prob ? o->prob : c->prob;
         if (!word_prefix(o->text, o->len, c->text, c->len)) continue;
         double v = saved_of(s, o->text, o->len);
         if (v > base) base = v;
     }
-    return c->prob * (saved_of(s, c->text, c->len) - base);
+    return (c->prob - cov) * (saved_of(s, c->text, c->len) - base);
 }
 
+/* At most what pick_gain can fall to: the last word's saving, on the mass
+ * that does not go on with a blank (the twin may be shown). During the
+ * search a twin's probability is exactly its text's sp (both are emitted
+ * together, and the list never fills while the search prunes). */
 static double pick_floor(const laya_session *s, const candidate *c) {
     int j = c->len - 1;
     while (j > 0 && !is_space(c->text[j])) j--;
-    return c->prob * (saved_of(s, c->text, c->len) - (j > 0 ? saved_of(s, c->text, j) : 0));
+    double p = c->prob - c->sp;
+    return (p > 0 ? p : 0) * (saved_of(s, c->text, c->len) - (j > 0 ? saved_of(s, c->text, j) : 0));
 }
 
 /* b as shown: an ASCII lowercase letter in capitals when caps is set. */
@@ -606,12 +664,19 @@ static double kth_score(const search *q, int final) {
  * evicts would depend on the pruned candidates. */
 static int hopeless_leaf(const search *q, const beam *c, double kth) {
     const laya_session *s = q->s;
-    if (!s->ec.prune || q->budget + 1 >= ENGINE_MAX_CAND) return 0;
+    if (!s->ec.prune || 2 * (q->budget + 1) >= ENGINE_MAX_CAND) return 0;
     if (c->r < q->m || (c->ntok < s->ec.max_tokens && !ends_sentence(c->gen, c->glen))) return 0;
     if (!emittable(q, c)) return 1;
     int at = cand_find(s, c);
     double prob = exp(c->lp) + (at >= 0 ? s->cand[at].prob : 0.0);
-    return cand_score(s, c->gen, c->glen, prob) < kth;
+    if (cand_score(s, c->gen, c->glen, prob) >= kth) return 0;
+    /* its text and a blank (emit_spaced), likewise */
+    if (c->glen + 1 > s->ec.max_bytes || c->gen[c->glen - 1] >= 0x80) return 1;
+    beam t = *c;
+    t.gen[t.glen++] = ' ';
+    at = cand_find(s, &t);
+    prob = exp(c->lp) + (at >= 0 ? s->cand[at].prob : 0.0);
+    return cand_score(s, t.gen, t.glen, prob) < kth;
 }
 
 /* Child c of beam par through token id: what it consumes of the tail and
@@ -747,6 +812,7 @@ static void reroot(laya_session *s) {
         root->has_sum = nd->has_sum;
         root->lz = nd->lz;
         root->pend = nd->pend;
+        root->psp = nd->psp;
         root->nt = nd->nt;
         memcpy(root->top, nd->top, sizeof root->top);
         memcpy(root->tv, nd->tv, sizeof root->tv);
@@ -906,14 +972,17 @@ static laya_status broken(char *why, size_t whylen, int i, const char *what) {
 
 /* What every suggestion must be on its own: text to insert, complete UTF-8
  * after the character the context leaves open, within the length and word
- * limits, never a control byte (no newline), not ending in a blank. */
+ * limits, never a control byte (no newline), ending in a blank only as one
+ * space after an ASCII character (emit_spaced). */
 static laya_status check_one(const laya_session *s, const laya_suggestion *o, int i, char *why, size_t whylen) {
     const uint8_t *t = (const uint8_t *)o->text;
     if (!t || o->len == 0) return broken(why, whylen, i, "empty");
     if (o->len > (size_t)s->ec.max_bytes) return broken(why, whylen, i, "longer than max_bytes");
     for (size_t j = 0; j < o->len; j++)
         if (t[j] < 0x20 || t[j] == 0x7F) return broken(why, whylen, i, "holds a control byte");
-    if (is_space(t[o->len - 1])) return broken(why, whylen, i, "ends in a blank");
+    if (is_space(t[o->len - 1]) && (t[o->len - 1] != ' ' || o->len < 2 || is_space(t[o->len - 2]) ||
+                                     t[o->len - 2] >= 0x80))
+        return broken(why, whylen, i, "ends in a blank that is not one space after an ASCII character");
     if (count_words(t, (int)o->len) > s->ec.max_words) return broken(why, whylen, i, "spans more than max_words");
     uint8_t buf[4 + ENGINE_MAX_GEN];
     size_t nl = utf8_incomplete_tail(s->ctx, s->len);
@@ -929,13 +998,16 @@ static laya_status check_one(const laya_session *s, const laya_suggestion *o, in
  * list alone (the float probabilities). */
 static double list_gain(const laya_suggestion *out, int i, float len_exp) {
     const uint8_t *t = (const uint8_t *)out[i].text;
-    double base = 0;
-    for (int j = 0; j < i; j++)
+    double base = 0, cov = 0;
+    for (int j = 0; j < i; j++) {
+        if (spaced_twin(t, (int)out[i].len, (const uint8_t *)out[j].text, (int)out[j].len))
+            cov = out[j].prob < out[i].prob ? out[j].prob : out[i].prob;
         if (word_prefix((const uint8_t *)out[j].text, (int)out[j].len, t, (int)out[i].len)) {
             double v = engine_rank_score((const uint8_t *)out[j].text, (int)out[j].len, 1.0, len_exp);
             if (v > base) base = v;
         }
-    return (double)out[i].prob * (engine_rank_score(t, (int)out[i].len, 1.0, len_exp) - base);
+    }
+    return ((double)out[i].prob - cov) * (engine_rank_score(t, (int)out[i].len, 1.0, len_exp) - base);
 }
 
 /* The candidate shown as o (in capitals when caps), at or above the floor;

@@ -8,6 +8,8 @@
  * order (KeyEventOrderFix), right after it. */
 #include "fcitx5/fcx_addon.h"
 
+#include <cstring>
+
 #include <fcitx-module/notifications/notifications_public.h>
 #include <fcitx-utils/event.h>
 #include <fcitx-utils/log.h>
@@ -92,6 +94,7 @@ public:
     const fcitx::CandidateList *ours = nullptr;   /* our list in the panel, while shown */
     bool message = false;              /* the model error is on screen */
     bool expect_ours = false;          /* the next commit is a suggestion we accepted */
+    bool spaced = false;               /* the last key accepted a suggestion that ends in a blank */
     std::string line;                  /* committed since the last learning point (C8) */
     std::unique_ptr<fcitx::EventSourceTime> deferred;   /* the pending computation */
 };
@@ -317,8 +320,25 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
     if (ev.isRelease() || key.isModifier()) return;
     st->deferred.reset();   /* stale: this key changes the context */
     st->text.key_arrived();
+    const bool spaced = st->spaced;
+    st->spaced = false;
     if (st->message) {
         hide(ic, st);
+        return;
+    }
+    /* A suggestion brought the blank after its word: punctuation typed next
+     * goes before it ("help " + "." is "help. "), where the client lets us
+     * delete that blank (as the IBus engine and `laya type` do). */
+    const uint32_t uc = fcitx::Key::keySymToUnicode(key.sym());
+    if (spaced && uc && uc < 0x80 && std::strchr(".,;:!?", static_cast<int>(uc)) &&
+        !key.states().testAny(fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super}) &&
+        ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText)) {
+        hide(ic, st);
+        ic->deleteSurroundingText(-1, 1);
+        st->text.backspace();
+        st->expect_ours = true;
+        ic->commitString(std::string{static_cast<char>(uc), ' '});
+        ev.filterAndAccept();
         return;
     }
     if (st->shown.empty()) return;
@@ -496,6 +516,7 @@ void Addon::accept(fcitx::InputContext *ic, int i) {
     /* taken: it ranks a little higher after this context next time */
     if (st->session) laya_session_feedback(st->session, i);
     st->expect_ours = true;
+    st->spaced = !s.empty() && s.back() == ' ';
     ic->commitString(s);
 }
 

@@ -9,7 +9,10 @@
  *    Alt+1..Alt+N; Esc dismisses). Any other
  *    key takes the list down and goes on to the engine untouched, so typing
  *    pinyin again leaves the pinyin engine undisturbed. Tab with nothing of
- *    ours shown passes through.
+ *    ours shown passes through. One exception: right after a suggestion
+ *    that ends with the blank after its word was accepted, . , ; : ! ? is
+ *    consumed and typed before that blank ("help " + "." is "help. "),
+ *    where the client supports surrounding text.
  *  - Feedback (laya_session_feedback, learned by the memory): a list taken
  *    from is reported with the index taken; one dismissed with Esc or typed
  *    on past (a character, pinyin's letters included, Enter, Backspace) as

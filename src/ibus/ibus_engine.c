@@ -12,6 +12,11 @@
  *    are consumed; everything else passes through (Tab too when another key
  *    accepts), so a plain digit types the digit, and the list's labels name
  *    the keys that really pick ("Alt+1", not "1").
+ *  - A suggestion may end with the blank after its word (it saves that
+ *    key). When the next key is one of . , ; : ! ? the punctuation goes
+ *    before that blank ("help " then "." gives "help. "), where the client
+ *    supports surrounding text (deleting the blank needs it); otherwise the
+ *    key passes through as any other.
  *  - Settings (src/util/settings.h: on/off, how many, the accept key) are
  *    read at start and again on each focus-in and enable when the file
  *    changed (one stat() otherwise). Off: no model call, nothing shown;
@@ -85,6 +90,7 @@ typedef struct {
     gint loc[4];               /* the client's last cursor rectangle: x, y, w, h */
     guint idle_id;             /* pending suggestion computation, 0 if none */
     gboolean typed_since;      /* keys typed or suggestions taken since the last commit */
+    gboolean spaced;           /* the last key accepted a suggestion that ends in a blank */
     gboolean surr_fresh;       /* the client sent its surrounding text since the focus came
                                   (set_surrounding_text); until then IBus still holds the
                                   last field's */
@@ -395,6 +401,7 @@ static void accept(IBusLayaEngine *e, int i) {
     g_string_append(e->typed, text);
     keep_tail(e->typed, MAX_RECORD);
     e->typed_since = TRUE;
+    e->spaced = text[0] && text[strlen(text) - 1] == ' ';
     g_free(text);
     /* Taken, and the text grew by more than a keystroke: no typing
      * interval spans it. Then what may follow the accepted text. */
@@ -465,6 +472,8 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
     }
     if (is_modifier(keyval)) return FALSE;
     guint mods = state & (IBUS_SHIFT_MASK | IBUS_CONTROL_MASK | IBUS_MOD1_MASK | IBUS_SUPER_MASK | IBUS_META_MASK);
+    const gboolean spaced = e->spaced;
+    e->spaced = FALSE;
     if (!e->session) {
         if (keyval == IBUS_KEY_Escape && !e->notice_off) {
             e->notice_off = TRUE;
@@ -490,6 +499,26 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         }
     }
     gunichar c = ibus_keyval_to_unicode(keyval);
+    if (spaced && c && c < 0x80 && strchr(".,;:!?", (int)c) && !(mods & ~IBUS_SHIFT_MASK) &&
+        (ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) && e->typed->len &&
+        e->typed->str[e->typed->len - 1] == ' ') {
+        /* A suggestion brought the blank after its word; punctuation typed
+         * next goes before it, as on a phone's keyboard: "help " + "." is
+         * "help. ". Only where the client lets us delete what we typed. */
+        pass_over(e);
+        cancel_pending(e);
+        hide_ghost(e);
+        char p[3] = {(char)c, ' ', 0};
+        ibus_engine_delete_surrounding_text(ie, -1, 1);
+        ibus_engine_commit_text(ie, ibus_text_new_from_string(p));
+        g_string_truncate(e->typed, e->typed->len - 1);
+        g_string_append(e->typed, p);
+        keep_tail(e->typed, MAX_RECORD);
+        e->typed_since = TRUE;
+        decide_event(e, LAYA_EVENT_CHAR);
+        e->idle_id = g_idle_add(compute, e);
+        return TRUE;
+    }
     if (c >= 0x20 && c != 0x7f && !(mods & ~IBUS_SHIFT_MASK)) {
         /* Typed on past the list. The ghost goes at once (it no longer
          * follows the text); the list stays until this key's suggestions

@@ -80,15 +80,17 @@ typedef struct {
      * The vector versions are within a few ulp of the reference (vmath.h). */
     void (*gru_gates)(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
                       float *h);
-    /* The mass of logits lg(n) under 0/1 weights w(n) and e(n) (e[i] <= w[i]):
+    /* The mass of logits lg(n) under 0/1 weights w(n), e(n) and f(n)
+     * (e[i], f[i] <= w[i]):
      *   *mx = max of lg[i] over w[i] > 0 (-inf if none),
      *   *z = sum_i w[i] exp(lg[i] - mx),  *ze = sum_i e[i] exp(lg[i] - mx),
+     *   *zf = sum_i f[i] exp(lg[i] - mx),
      * terms with lg[i] - mx <= -40 dropped (below 1e-17 each). The search's
-     * normaliser and word-end mass of a node. Sums in double (the vector
+     * normaliser, word-end mass and blank-first mass of a node. Sums in double (the vector
      * versions add 4 terms per lane in f32 first: relative error < 2e-7);
      * their exp is within 2 ulp (vmath.h). */
-    void (*logit_mass)(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
-                       double *ze);
+    void (*logit_mass)(const float *lg, const float *w, const float *e, const float *f, int n, float *mx,
+                       double *z, double *ze, double *zf);
     /* The k largest lg[i] over i with g[i] > 0 (g: 0/1 weights), largest
      * first, an equal value after those of lower index: ids[j], vals[j] for
      * j < the returned count (min(k, such i)). The search's best next

@@ -233,8 +233,8 @@ void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b
     kern_gru_gates_span(H, i, gi, gh, b_ih, b_hh, h);  /* the last H % 8 units */
 }
 
-void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
-                          double *ze) {
+void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, const float *f, int n, float *mx,
+                          double *z, double *ze, double *zf) {
     const __m256 ninf = _mm256_set1_ps(-INFINITY), zero = _mm256_setzero_ps();
     __m256 m8 = ninf;
     int i = 0;
@@ -253,28 +253,33 @@ void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n
      * then the partial sums are widened to double and summed in 4 double
      * lanes per sum. */
     const __m256 mv = _mm256_set1_ps(m), cut = _mm256_set1_ps(-40.0f);
-    __m256d z0 = _mm256_setzero_pd(), z1 = z0, e0 = z0, e1 = z0;
+    __m256d z0 = _mm256_setzero_pd(), z1 = z0, e0 = z0, e1 = z0, f0 = z0, f1 = z0;
     i = 0;
     while (i + 8 <= n) {
-        __m256 pz = _mm256_setzero_ps(), pe = pz;
+        __m256 pz = _mm256_setzero_ps(), pe = pz, pf = pz;
         for (int r = 0; r < 4 && i + 8 <= n; r++, i += 8) {
             __m256 d = _mm256_sub_ps(_mm256_loadu_ps(lg + i), mv);
             __m256 x = _mm256_and_ps(vexp(d), _mm256_cmp_ps(d, cut, _CMP_GT_OQ));
             pz = _mm256_add_ps(pz, _mm256_mul_ps(_mm256_loadu_ps(w + i), x));
             pe = _mm256_add_ps(pe, _mm256_mul_ps(_mm256_loadu_ps(e + i), x));
+            pf = _mm256_add_ps(pf, _mm256_mul_ps(_mm256_loadu_ps(f + i), x));
         }
         z0 = _mm256_add_pd(z0, _mm256_cvtps_pd(_mm256_castps256_ps128(pz)));
         z1 = _mm256_add_pd(z1, _mm256_cvtps_pd(_mm256_extractf128_ps(pz, 1)));
         e0 = _mm256_add_pd(e0, _mm256_cvtps_pd(_mm256_castps256_ps128(pe)));
         e1 = _mm256_add_pd(e1, _mm256_cvtps_pd(_mm256_extractf128_ps(pe, 1)));
+        f0 = _mm256_add_pd(f0, _mm256_cvtps_pd(_mm256_castps256_ps128(pf)));
+        f1 = _mm256_add_pd(f1, _mm256_cvtps_pd(_mm256_extractf128_ps(pf, 1)));
     }
-    double dz[4], de[4];
+    double dz[4], de[4], df[4];
     _mm256_storeu_pd(dz, _mm256_add_pd(z0, z1));
     _mm256_storeu_pd(de, _mm256_add_pd(e0, e1));
+    _mm256_storeu_pd(df, _mm256_add_pd(f0, f1));
     *mx = m;
     *z = (dz[0] + dz[1]) + (dz[2] + dz[3]);
     *ze = (de[0] + de[1]) + (de[2] + de[3]);
-    kern_logit_mass_span(lg, w, e, i, n, m, z, ze);  /* the last n % 8 terms */
+    *zf = (df[0] + df[1]) + (df[2] + df[3]);
+    kern_logit_mass_span(lg, w, e, f, i, n, m, z, ze, zf);  /* the last n % 8 terms */
 }
 
 /* 8 logits per compare against the current k-th value (-inf until k are

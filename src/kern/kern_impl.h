@@ -25,12 +25,12 @@ void kern_gru_gates_ref(int H, const float *gi, const float *gh, const float *b_
 /* The reference gates for units i0..H-1 only (the vector versions' tail). */
 void kern_gru_gates_span(int H, int i0, const float *gi, const float *gh, const float *b_ih,
                          const float *b_hh, float *h);
-void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
-                         double *ze);
-/* Adds the reference's terms i0..n-1 (given the max m) to *z and *ze: the
- * reference's sum, and the vector versions' tail. */
-void kern_logit_mass_span(const float *lg, const float *w, const float *e, int i0, int n, float m, double *z,
-                          double *ze);
+void kern_logit_mass_ref(const float *lg, const float *w, const float *e, const float *f, int n, float *mx,
+                         double *z, double *ze, double *zf);
+/* Adds the reference's terms i0..n-1 (given the max m) to *z, *ze and *zf:
+ * the reference's sum, and the vector versions' tail. */
+void kern_logit_mass_span(const float *lg, const float *w, const float *e, const float *f, int i0, int n, float m,
+                          double *z, double *ze, double *zf);
 int kern_logit_top_ref(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
 static inline int kern_float_beats(const void *x, const void *y) {
     return *(const float *)x > *(const float *)y;
@@ -49,8 +49,8 @@ static inline void kern_top_insert(int32_t i, float v, int k, int *nt, int32_t *
 /* The 8-lane top-k (kern_avx2.c), shared by the avx2 and avx512 tables. */
 int kern_logit_top_avx2(const float *lg, const float *g, int n, int k, int32_t *ids, float *vals);
 /* The 8-lane logit mass (kern_avx2.c), shared by the avx2 and avx512 tables. */
-void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
-                          double *ze);
+void kern_logit_mass_avx2(const float *lg, const float *w, const float *e, const float *f, int n, float *mx,
+                          double *z, double *ze, double *zf);
 /* The 8-lane gates (kern_avx2.c), shared by the avx2 and avx512 tables. */
 void kern_gru_gates_avx2(int H, const float *gi, const float *gh, const float *b_ih, const float *b_hh,
                          float *h);

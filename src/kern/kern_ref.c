@@ -153,26 +153,27 @@ void kern_gru_gates_ref(int H, const float *gi, const float *gh, const float *b_
     kern_gru_gates_span(H, 0, gi, gh, b_ih, b_hh, h);
 }
 
-void kern_logit_mass_ref(const float *lg, const float *w, const float *e, int n, float *mx, double *z,
-                         double *ze) {
+void kern_logit_mass_ref(const float *lg, const float *w, const float *e, const float *f, int n, float *mx,
+                         double *z, double *ze, double *zf) {
     float m = -INFINITY;
     for (int i = 0; i < n; i++) {
         float v = w[i] > 0 ? lg[i] : -INFINITY;
         m = v > m ? v : m;
     }
     *mx = m;
-    *z = *ze = 0;
-    kern_logit_mass_span(lg, w, e, 0, n, m, z, ze);
+    *z = *ze = *zf = 0;
+    kern_logit_mass_span(lg, w, e, f, 0, n, m, z, ze, zf);
 }
 
-void kern_logit_mass_span(const float *lg, const float *w, const float *e, int i0, int n, float m, double *z,
-                          double *ze) {
+void kern_logit_mass_span(const float *lg, const float *w, const float *e, const float *f, int i0, int n, float m,
+                          double *z, double *ze, double *zf) {
     for (int i = i0; i < n; i++) {
         float d = lg[i] - m;
         if (!(d > -40.0f)) continue;
         float x = expf(d);
         *z += (double)(w[i] * x);
         *ze += (double)(e[i] * x);
+        *zf += (double)(f[i] * x);
     }
 }
 

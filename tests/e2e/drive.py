@@ -195,6 +195,23 @@ result("Tab inserts the suggestion", ok, (d["plain"]["text"], best))
 result("the accepted ghost is gone after Tab", "" in d["plain"]["preedits"][-3:] and
        d["plain"]["preedits"][-1] != best, d["plain"]["preedits"][-3:])
 
+# --- a suggestion that ends in a blank: punctuation typed next goes before it ---------
+# The fixture text has "I would like to book a table": a word the model
+# completes with the blank after it.
+typed_sp = next((t for t in (" I would like to bo", " Please bring the rep", " The meeting is on Mon")
+                 if (expected(EN + best + t) or [""])[0].endswith(" ")), None)
+if result("the model ends a suggestion with the blank after its word", typed_sp,
+          [(t, expected(EN + best + t)) for t in (" I would like to bo", " Please bring the rep")]):
+    sp = expected(EN + best + typed_sp)[0]
+    sh("xdotool", "type", "--delay", "120", typed_sp)
+    shown = ghost_is("plain", sp)
+    sh("xdotool", "key", "Tab")
+    ok = wait_for(lambda: text_of("plain") == EN + best + typed_sp + sp, 5)
+    result("Tab inserts the suggestion with its blank", shown and ok, (sp, text_of("plain")))
+    sh("xdotool", "type", ".")
+    ok = wait_for(lambda: text_of("plain") == EN + best + typed_sp + sp[:-1] + ". ", 5)
+    result("a period typed next goes before the blank", ok, text_of("plain"))
+
 # --- Esc dismisses, then Tab is an ordinary Tab -------------------------------------
 cmd("focus plain2")
 taken = wait_for(lambda: feedback(best)[1] > 0.9 and feedback(best), 5)
