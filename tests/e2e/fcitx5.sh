@@ -49,12 +49,13 @@ printf '%s\n' '{"op":"suggest","session":"zh","context":"你好","k":3,"decide":
               '{"op":"suggest","session":"en","context":"Best re","k":3,"decide":true}' \
               '{"op":"suggest","session":"bs","context":"Monday morninx","k":3,"decide":true}' \
               '{"op":"suggest","session":"bs","context":"Monday mornin","k":3,"decide":true}' \
-              '{"op":"suggest","session":"bs","context":"Monday morning","k":3,"decide":true}' |
+              '{"op":"suggest","session":"bs","context":"Monday morning","k":3,"decide":true}' \
+              '{"op":"suggest","session":"us","context":"the United Sta","k":3,"decide":true}' |
     "$LAYA" serve --stdio --no-learn --model "$MODEL" >"$T/replies" 2>"$T/serve.log"
 "$PYTHON_GI" - "$T/replies" "$T/expect.json" <<'PY' || { cat "$T/serve.log"; echo "FAIL laya serve answers"; echo "0 passed, 1 failed"; exit 1; }
 import json, sys
 r = [json.loads(l)["suggestions"] for l in open(sys.argv[1], encoding="utf-8")]
-expect = {"你好": r[0], "Best re": r[1], "Monday morning": r[4]}
+expect = {"你好": r[0], "Best re": r[1], "Monday morning": r[4], "the United Sta": r[5]}
 assert all(expect.values()), "the model suggests nothing for a test context"
 json.dump(expect, open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)
 PY

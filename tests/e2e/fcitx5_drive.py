@@ -310,6 +310,19 @@ ok = wait_for(lambda: text("plain2") == "Best re" + best_en, 5)
 result("keyboard-us: keys reach the entry, Laya's list follows them", english and typed and shown,
        text("plain2"))
 result("keyboard-us: Tab inserts the continuation of 'Best re'", ok, (text("plain2"), best_en))
+# A continuation that ends with the blank after its word ("tes " for "the
+# United Sta"): a period typed next goes before that blank (fcx_addon.h).
+clear("plain2")
+sh("xdotool", "type", "--delay", "120", "the United Sta")
+shown = wait_for(panel_shown, 5)
+sh("xdotool", "key", "Tab")
+best_us = expect["the United Sta"][0]
+ok = wait_for(lambda: text("plain2") == "the United Sta" + best_us, 5)
+if result("keyboard-us: Tab inserts a continuation that ends in a blank", shown and ok and best_us.endswith(" "),
+          (text("plain2"), best_us)):
+    sh("xdotool", "type", ".")
+    ok = wait_for(lambda: text("plain2") == "the United Sta" + best_us[:-1] + ". ", 5)
+    result("keyboard-us: a period typed next goes before that blank", ok, text("plain2"))
 
 # Inside the text, after a Backspace: the surrounding text before the cursor,
 # with what the key since the client last reported it typed. (GTK resets the
