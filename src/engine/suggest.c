@@ -582,17 +582,22 @@ static double pick_gain(const laya_session *s, const candidate *c, const int *pi
     return (c->prob - cov) * (saved_of(s, c->text, c->len) - base);
 }
 
-/* At most what pick_gain can fall to: the last word's saving, on the mass
- * that does not go on with a blank (the twin may be shown). During the
- * search a twin's probability is exactly its text's sp (both are emitted
- * together, and the list never fills while the search prunes). */
-static double pick_floor(const laya_session *s, const candidate *c) {
+/* The last word's saving of c: what it adds at the least when every
+ * earlier word of it is shown. */
+static double last_word_saving(const laya_session *s, const candidate *c) {
     int j = c->len - 1;
     while (j > 0 && !is_space(c->text[j])) j--;
-    double p = c->prob - c->sp;
-    return (p > 0 ? p : 0) * (saved_of(s, c->text, c->len) - (j > 0 ? saved_of(s, c->text, j) : 0));
+    return saved_of(s, c->text, c->len) - (j > 0 ? saved_of(s, c->text, j) : 0);
 }
 
+/* What c adds to any list it is not in, at the least (pick_gain): its last
+ * word's saving, on the mass that does not go on with a blank (c's twin
+ * may be shown; kth_score counts a candidate and its twin together, which
+ * bounds the pair higher). */
+static double pick_floor(const laya_session *s, const candidate *c) {
+    double p = c->prob - c->sp;
+    return (p > 0 ? p : 0) * last_word_saving(s, c);
+}
 /* b as shown: an ASCII lowercase letter in capitals when caps is set. */
 static inline uint8_t shown_byte(uint8_t b, int caps) {
     return caps && b >= 'a' && b <= 'z' ? (uint8_t)(b - 32) : b;
@@ -628,9 +633,15 @@ int engine_pick(const laya_session *s, int k, int caps, int *picked) {
 
 static int double_beats(const void *x, const void *y) { return *(const double *)x > *(const double *)y; }
 
-/* The k-th best floor (pick_floor) so far among the candidates that may be
- * shown, 0 while there are fewer than k. Probabilities only grow as paths
- * add up, so it only grows during a search; every pick adds at least it. A candidate below the probability floor
+/* The k-th best floor so far among the candidates that may be shown, 0
+ * while there are fewer than k. Each floor is what a candidate adds to a
+ * list at the least while it is not picked (pick_floor), except that a
+ * candidate X and its twin X + " " count as one: while neither is picked,
+ * X adds at least P(X) times its last word's saving and the twin P(twin)
+ * times one more, so the pair guarantees the larger of the two for one
+ * place (and once one of them is picked, that pick used the place). Every
+ * floor only grows as paths add up, so the bound only grows during a
+ * search, and every pick adds at least it. A candidate below the probability floor
  * (ec.min_prob, after the division by the tail's mass) is not shown and
  * bounds nothing; which ones those are is known only once the tail's mass
  * is whole (final: no beam left inside the tail), so before that, with a
@@ -644,8 +655,26 @@ static double kth_score(const search *q, int final) {
     double best[ENGINE_MAX_K];
     int n = 0;
     for (int i = 0; i < s->n_cand; i++) {
-        if (s->cand[i].prob < floor) continue;
-        double v = pick_floor(s, &s->cand[i]);
+        const candidate *c = &s->cand[i];
+        if (c->prob < floor) continue;
+        /* a twin counts with its text (below) when that is in the list */
+        int twin_of = -1;
+        if (c->len > 1 && c->text[c->len - 1] == ' ')
+            for (int j = 0; j < s->n_cand && twin_of < 0; j++)
+                if (s->cand[j].sp > 0 && spaced_twin(s->cand[j].text, s->cand[j].len, c->text, c->len)) twin_of = j;
+        if (twin_of >= 0 && s->cand[twin_of].prob >= floor) continue;
+        double v = pick_floor(s, c);
+        if (c->sp > 0) {
+            for (int j = 0; j < s->n_cand; j++) {
+                const candidate *t = &s->cand[j];
+                if (t->prob < floor || !spaced_twin(c->text, c->len, t->text, t->len)) continue;
+                /* the twin's last word is X's with the blank */
+                double lw = last_word_saving(s, c), a = c->prob * lw;
+                double b = t->prob * (lw + saved_of(s, t->text, t->len) - saved_of(s, c->text, c->len));
+                v = a > b ? a : b;
+                break;
+            }
+        }
         topk_insert(best, sizeof v, &n, q->k, &v, double_beats);
     }
     return n < q->k ? 0 : best[q->k - 1];
