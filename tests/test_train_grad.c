@@ -107,22 +107,12 @@ static void ref_rmsnorm(int N, int H, const double *x, const double *g, double *
     }
 }
 
-/* Sum over rows with a target other than TOK_PAD of -log softmax(emb y). */
+/* Sum over rows with a target other than TOK_PAD of -log softmax(emb y)
+ * (ref_xent_soft, below, without soft targets). */
+static double ref_xent_soft(int N, int V, int H, const double *y, const double *emb, const int32_t *tgt,
+                            const int32_t *st, const float *sw);
 static double ref_xent(int N, int V, int H, const double *y, const double *emb, const int32_t *tgt) {
-    double total = 0, *lg = malloc((size_t)V * sizeof *lg);
-    for (int n = 0; n < N; n++) {
-        if (tgt[n] == TOK_PAD) continue;
-        double mx = -1e300, s = 0;
-        for (int v = 0; v < V; v++) {
-            lg[v] = 0;
-            for (int i = 0; i < H; i++) lg[v] += emb[(size_t)v * H + i] * y[n * H + i];
-            if (lg[v] > mx) mx = lg[v];
-        }
-        for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
-        total += log(s) + mx - lg[tgt[n]];
-    }
-    free(lg);
-    return total;
+    return ref_xent_soft(N, V, H, y, emb, tgt, NULL, NULL);
 }
 
 /* ---- the checker ---- */
@@ -361,8 +351,9 @@ typedef struct {
     const float *soft_w;
 } whole_ctx;
 
-/* Sum over rows with a target of the loss against the soft targets:
- * (1 - s) (-log p_y) + sum_j w_j (-log p_j), s = sum_j w_j (train.h). */
+/* Sum over rows with a target of the loss against the soft targets st, sw
+ * (N,TRAIN_SOFT_K; NULL: none): (1 - s) (-log p_y) + sum_j w_j (-log p_j),
+ * s = sum_j w_j (train.h). */
 static double ref_xent_soft(int N, int V, int H, const double *y, const double *emb, const int32_t *tgt,
                             const int32_t *st, const float *sw) {
     double total = 0, *lg = malloc((size_t)V * sizeof *lg);
@@ -376,7 +367,7 @@ static double ref_xent_soft(int N, int V, int H, const double *y, const double *
         }
         for (int v = 0; v < V; v++) s += exp(lg[v] - mx);
         double lse = log(s) + mx, hard = 1;
-        for (int j = 0; j < TRAIN_SOFT_K; j++) {
+        for (int j = 0; st && j < TRAIN_SOFT_K; j++) {
             int32_t t = st[n * TRAIN_SOFT_K + j];
             if (t < 0) continue;
             hard -= sw[n * TRAIN_SOFT_K + j];
@@ -419,13 +410,23 @@ static double whole_loss(void *vp) {
     ref_rmsnorm(N, H, x, c->p + ts[1 + 8 * m->L].offset, h);
     int cnt = 0;
     for (int n = 0; n < N; n++) cnt += tgt[n] != TOK_PAD;
-    double loss = (c->soft_tok ? ref_xent_soft(N, m->V, H, h, emb, tgt, c->soft_tok, c->soft_w)
-                               : ref_xent(N, m->V, H, h, emb, tgt)) / cnt;
+    double loss = ref_xent_soft(N, m->V, H, h, emb, tgt, c->soft_tok, c->soft_w) / cnt;
     free(x);
     free(h);
     free(h0);
     free(tgt);
     return loss;
+}
+
+/* Every tensor's analytic gradient g against c's reference loss. */
+static void check_whole_grads(whole_ctx *c, const float *g) {
+    model_tensor ts[2 + 8 * MODEL_MAX_L];
+    int nt = model_tensors(&c->cfg, ts, 2 + 8 * MODEL_MAX_L);
+    for (int i = 0; i < nt; i++) {
+        size_t cnt = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+        double e = check_grad(ts[i].name, c->p + ts[i].offset, cnt, g + ts[i].offset, whole_loss, c, 2e-5, 2e-3);
+        CHECKF(e <= 1, "tensor %s: gradient mismatch (%.2f x tolerance)", ts[i].name, e);
+    }
 }
 
 TEST(train_grad_whole_model) {
@@ -449,13 +450,7 @@ TEST(train_grad_whole_model) {
     CHECK_NEAR(loss, whole_loss(&c), 1e-6, 1e-5);
     /* The carried state moved on to the last step's hidden state. */
     CHECK(memcmp(state, state0, sizeof state) != 0);
-    model_tensor ts[2 + 8 * MODEL_MAX_L];
-    int nt = model_tensors(&cfg, ts, 2 + 8 * MODEL_MAX_L);
-    for (int i = 0; i < nt; i++) {
-        size_t cnt = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
-        double e = check_grad(ts[i].name, c.p + ts[i].offset, cnt, g + ts[i].offset, whole_loss, &c, 2e-5, 2e-3);
-        CHECKF(e <= 1, "tensor %s: gradient mismatch (%.2f x tolerance)", ts[i].name, e);
-    }
+    check_whole_grads(&c, g);
     train_model_free(&tm);
 }
 
@@ -496,13 +491,9 @@ TEST(train_grad_whole_model_soft_targets) {
     CHECK_NEAR(loss, whole_loss(&hard), 1e-6, 1e-5);
     CHECK_NEAR(tm.obj_sum / (double)tm.count, whole_loss(&c), 1e-6, 1e-5);
     CHECK(fabs(whole_loss(&c) - whole_loss(&hard)) > 1e-3);
+    check_whole_grads(&c, g);
     model_tensor ts[2 + 8 * MODEL_MAX_L];
-    int nt = model_tensors(&cfg, ts, 2 + 8 * MODEL_MAX_L);
-    for (int i = 0; i < nt; i++) {
-        size_t cnt = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
-        double e = check_grad(ts[i].name, c.p + ts[i].offset, cnt, g + ts[i].offset, whole_loss, &c, 2e-5, 2e-3);
-        CHECKF(e <= 1, "tensor %s: gradient mismatch (%.2f x tolerance)", ts[i].name, e);
-    }
+    model_tensors(&cfg, ts, 2 + 8 * MODEL_MAX_L);
     /* the same step without them: its embedding gradient fails the soft check */
     memcpy(state, state0, sizeof state);
     train_model_soft(&tm, NULL, NULL);

@@ -266,11 +266,10 @@ static int cand_find(const laya_session *s, const beam *b) {
     return -1;
 }
 
-/* b's text as a candidate of probability prob, of which sp goes on with a
- * blank (emit_spaced offers that twin). */
-static void emit(search *q, const beam *b, double prob, double sp) {
-    laya_session *s = q->s;
-    if (!(prob > 0) || !emittable(q, b)) return;
+/* Adds prob (and sp: of it, the mass that goes on with a blank) to the
+ * candidate with b's text, a new one if there is none; a full list gives up
+ * its least likely for it, if that is less likely. */
+static void cand_add(laya_session *s, const beam *b, double prob, double sp) {
     int at = cand_find(s, b);
     if (at >= 0) {
         s->cand[at].prob += prob;
@@ -294,34 +293,22 @@ static void emit(search *q, const beam *b, double prob, double sp) {
     c->sp = sp;
 }
 
+/* b's text as a candidate of probability prob, of which sp goes on with a
+ * blank (emit_spaced offers that twin). */
+static void emit(search *q, const beam *b, double prob, double sp) {
+    if (prob > 0 && emittable(q, b)) cand_add(q->s, b, prob, sp);
+}
+
 /* b's text and a blank, as a candidate of probability prob: a word the
  * text goes on from with a blank saves that keystroke too. Only after
- * alphabetic text (an ASCII byte last). */
+ * alphabetic text (an ASCII byte last). (emit refuses a text that ends in
+ * a blank: this is the one way in for one.) */
 static void emit_spaced(search *q, const beam *b, double prob) {
     laya_session *s = q->s;
     if (!(prob > 0) || !emittable(q, b) || b->glen + 1 > s->ec.max_bytes || b->gen[b->glen - 1] >= 0x80) return;
     beam t = *b;
     t.gen[t.glen++] = ' ';
-    /* emit refuses a text ending in a blank: add it here */
-    int at = cand_find(s, &t);
-    if (at >= 0) {
-        s->cand[at].prob += prob;
-        return;
-    }
-    int slot = s->n_cand;
-    if (slot == ENGINE_MAX_CAND) {
-        slot = 0;
-        for (int i = 1; i < s->n_cand; i++)
-            if (s->cand[i].prob < s->cand[slot].prob) slot = i;
-        if (s->cand[slot].prob >= prob) return;
-    } else {
-        s->n_cand++;
-    }
-    candidate *c = &s->cand[slot];
-    memcpy(c->text, t.gen, (size_t)t.glen);
-    c->len = t.glen;
-    c->prob = prob;
-    c->sp = 0;
+    cand_add(s, &t, prob, 0);
 }
 
 static int expansion_beats(const void *x, const void *y) {

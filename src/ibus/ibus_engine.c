@@ -499,26 +499,6 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         }
     }
     gunichar c = ibus_keyval_to_unicode(keyval);
-    if (spaced && c && c < 0x80 && strchr(".,;:!?", (int)c) && !(mods & ~IBUS_SHIFT_MASK) &&
-        (ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) && e->typed->len &&
-        e->typed->str[e->typed->len - 1] == ' ') {
-        /* A suggestion brought the blank after its word; punctuation typed
-         * next goes before it, as on a phone's keyboard: "help " + "." is
-         * "help. ". Only where the client lets us delete what we typed. */
-        pass_over(e);
-        cancel_pending(e);
-        hide_ghost(e);
-        char p[3] = {(char)c, ' ', 0};
-        ibus_engine_delete_surrounding_text(ie, -1, 1);
-        ibus_engine_commit_text(ie, ibus_text_new_from_string(p));
-        g_string_truncate(e->typed, e->typed->len - 1);
-        g_string_append(e->typed, p);
-        keep_tail(e->typed, MAX_RECORD);
-        e->typed_since = TRUE;
-        decide_event(e, LAYA_EVENT_CHAR);
-        e->idle_id = g_idle_add(compute, e);
-        return TRUE;
-    }
     if (c >= 0x20 && c != 0x7f && !(mods & ~IBUS_SHIFT_MASK)) {
         /* Typed on past the list. The ghost goes at once (it no longer
          * follows the text); the list stays until this key's suggestions
@@ -526,13 +506,27 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         pass_over(e);
         cancel_pending(e);
         hide_ghost(e);
-        sync_context(e);
-        g_string_append_unichar(e->typed, c);
+        /* A suggestion brought the blank after its word; punctuation typed
+         * next goes before it, as on a phone's keyboard: "help " + "." is
+         * "help. ". Only where the client lets us delete what we typed. */
+        const gboolean before_blank = spaced && c < 0x80 && strchr(".,;:!?", (int)c) &&
+                                      (ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) && e->typed->len &&
+                                      e->typed->str[e->typed->len - 1] == ' ';
+        if (before_blank) {
+            char p[3] = {(char)c, ' ', 0};
+            ibus_engine_delete_surrounding_text(ie, -1, 1);
+            ibus_engine_commit_text(ie, ibus_text_new_from_string(p));
+            g_string_truncate(e->typed, e->typed->len - 1);
+            g_string_append(e->typed, p);
+        } else {
+            sync_context(e);
+            g_string_append_unichar(e->typed, c);
+        }
         keep_tail(e->typed, MAX_RECORD);
         e->typed_since = TRUE;
         decide_event(e, LAYA_EVENT_CHAR);
         e->idle_id = g_idle_add(compute, e);
-        return FALSE;
+        return before_blank;   /* the punctuation is ours; any other key the client's */
     }
     /* Any other key may move the cursor or edit in ways we cannot follow:
      * Backspace we can, the rest makes us re-read the context. */
