@@ -13,6 +13,7 @@ enum {
     TF_STOP = 2,      /* contains a newline or control byte: ends a suggestion */
     TF_BOUNDARY = 4,  /* starts with what ends a word: space, punctuation, a
                          CJK character (each one is a word of its own) */
+    TF_BLANK = 8,     /* starts with a space (a TF_BOUNDARY token) */
 };
 
 struct laya_model {

@@ -89,6 +89,7 @@ void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {
             continue;
         }
         uint8_t f = boundary_byte(b[0]) ? TF_BOUNDARY : 0;
+        if (b[0] == ' ') f |= TF_BLANK;
         for (size_t i = 0; i < n; i++)
             if (b[i] < 0x20 || b[i] == 0x7F) f |= TF_STOP;
         flags[id] = f;
@@ -135,9 +136,7 @@ laya_status engine_search_init(laya_session *s) {
         s->wz[i] = next ? 1.0f : 0.0f;
         s->wend[i] = next && (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) ? 1.0f : 0.0f;
         s->wgen[i] = fl[i] & (TF_SPECIAL | TF_STOP) ? 0.0f : 1.0f;
-        size_t tn = 0;
-        const uint8_t *tb = next && i != TOK_EOS ? tok_bytes(s->m->tok, i, &tn) : NULL;
-        s->wsp[i] = tb && tn && tb[0] == ' ' ? 1.0f : 0.0f;
+        s->wsp[i] = fl[i] & TF_BLANK ? 1.0f : 0.0f;
     }
     s->next_id = 1;
     return LAYA_OK;
@@ -299,13 +298,20 @@ static void emit(search *q, const beam *b, double prob, double sp) {
     if (prob > 0 && emittable(q, b)) cand_add(q->s, b, prob, sp);
 }
 
+/* 1 if the text gen[0..glen) may have a twin with one blank more: it ends
+ * in an ASCII byte (alphabetic text, not a CJK word) and the blank fits in
+ * max_bytes. */
+static int spaceable(const laya_session *s, const uint8_t *gen, int glen) {
+    return glen > 0 && glen + 1 <= s->ec.max_bytes && gen[glen - 1] < 0x80;
+}
+
 /* b's text and a blank, as a candidate of probability prob: a word the
- * text goes on from with a blank saves that keystroke too. Only after
- * alphabetic text (an ASCII byte last). (emit refuses a text that ends in
- * a blank: this is the one way in for one.) */
+ * text goes on from with a blank saves that keystroke too (spaceable
+ * texts only). (emit refuses a text that ends in a blank: this is the one
+ * way in for one.) */
 static void emit_spaced(search *q, const beam *b, double prob) {
     laya_session *s = q->s;
-    if (!(prob > 0) || !emittable(q, b) || b->glen + 1 > s->ec.max_bytes || b->gen[b->glen - 1] >= 0x80) return;
+    if (!(prob > 0) || !emittable(q, b) || !spaceable(s, b->gen, b->glen)) return;
     beam t = *b;
     t.gen[t.glen++] = ' ';
     cand_add(s, &t, prob, 0);
@@ -460,7 +466,7 @@ static void expand_free(search *q, int bi) {
      * the model's share of blanks goes on with one */
     double pe = exp(b->lp) * engine_nc_pend(s, nd), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
     if (!(psp <= pe)) psp = pe;
-    if (b->glen + 1 > s->ec.max_bytes || (b->glen && b->gen[b->glen - 1] >= 0x80)) psp = 0;
+    if (!spaceable(s, b->gen, b->glen)) psp = 0;
     emit(q, b, pe, psp);
     emit_spaced(q, b, psp);
     if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
@@ -687,7 +693,7 @@ static int hopeless_leaf(const search *q, const beam *c, double kth) {
     double prob = exp(c->lp) + (at >= 0 ? s->cand[at].prob : 0.0);
     if (cand_score(s, c->gen, c->glen, prob) >= kth) return 0;
     /* its text and a blank (emit_spaced), likewise */
-    if (c->glen + 1 > s->ec.max_bytes || c->gen[c->glen - 1] >= 0x80) return 1;
+    if (!spaceable(s, c->gen, c->glen)) return 1;
     beam t = *c;
     t.gen[t.glen++] = ' ';
     at = cand_find(s, &t);
