@@ -116,6 +116,13 @@ typedef struct {
  * only its extra characters). */
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
 
+/* A suggestion may end with the blank after its word (one space after an
+ * ASCII character). Right after such a suggestion was inserted, a front end
+ * types the key c before that blank when this returns 1 (. , ; : ! ?:
+ * "help " then "." gives "help. "), as its next key otherwise. This
+ * function can't fail. */
+int laya_goes_before_blank(uint32_t c);
+
 /* How the suggestion search works for a session: its breadth and how far a
  * suggestion may reach, and its latency budget. laya_search_defaults() is
  * what a new session uses. */

@@ -323,3 +323,14 @@ TEST(engine_public_search_opts_score_and_describe) {
     laya_model_free(m);
     free(params);
 }
+
+/* laya_goes_before_blank: the six marks a front end types before the blank
+ * a suggestion brought, nothing else (a code point whose low byte is one of
+ * them included). */
+TEST(engine_punctuation_goes_before_the_blank) {
+    const char *marks = ".,;:!?";
+    for (const char *p = marks; *p; p++) CHECKF(laya_goes_before_blank((uint32_t)*p), "'%c'", *p);
+    const uint32_t others[] = {0, ' ', 'a', 'Z', '0', '-', '\'', '"', ')', '\n', 0x3002 /* 。 */, 0x12E, 0x12C};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        CHECKF(!laya_goes_before_blank(others[i]), "U+%04X", (unsigned)others[i]);
+}

@@ -468,8 +468,7 @@ int cmd_type(int argc, char **argv) {
                 e.cur = 0;
             } else if (c == 5) {
                 e.cur = e.len;
-            } else if (spaced && npend == 0 && c < 0x80 && strchr(".,;:!?", c) && e.cur > 0 &&
-                       e.line[e.cur - 1] == ' ') {
+            } else if (spaced && npend == 0 && laya_goes_before_blank(c) && e.cur > 0 && e.line[e.cur - 1] == ' ') {
                 /* After a suggestion that brought the blank after its word,
                  * punctuation goes before that blank: "help " + "." is
                  * "help. " (as the IBus engine does). */

@@ -523,6 +523,8 @@ static void set_shown(laya_session *s, const laya_suggestion *out, int n) {
     s->shown_n = n;
 }
 
+int laya_goes_before_blank(uint32_t c) { return c && c < 0x80 && strchr(".,;:!?", (int)c) != NULL; }
+
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;

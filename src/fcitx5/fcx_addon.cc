@@ -8,8 +8,6 @@
  * order (KeyEventOrderFix), right after it. */
 #include "fcitx5/fcx_addon.h"
 
-#include <cstring>
-
 #include <fcitx-module/notifications/notifications_public.h>
 #include <fcitx-utils/event.h>
 #include <fcitx-utils/log.h>
@@ -330,7 +328,7 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
      * goes before it ("help " + "." is "help. "), where the client lets us
      * delete that blank (as the IBus engine and `laya type` do). */
     const uint32_t uc = fcitx::Key::keySymToUnicode(key.sym());
-    if (spaced && uc && uc < 0x80 && std::strchr(".,;:!?", static_cast<int>(uc)) &&
+    if (spaced && laya_goes_before_blank(uc) &&
         !key.states().testAny(fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super}) &&
         ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText)) {
         hide(ic, st);

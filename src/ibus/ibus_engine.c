@@ -509,7 +509,7 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
         /* A suggestion brought the blank after its word; punctuation typed
          * next goes before it, as on a phone's keyboard: "help " + "." is
          * "help. ". Only where the client lets us delete what we typed. */
-        const gboolean before_blank = spaced && c < 0x80 && strchr(".,;:!?", (int)c) &&
+        const gboolean before_blank = spaced && laya_goes_before_blank(c) &&
                                       (ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) && e->typed->len &&
                                       e->typed->str[e->typed->len - 1] == ' ';
         if (before_blank) {
