@@ -125,6 +125,9 @@ void train_adamw_step(const model_cfg *c, const train_adamw *o, float lr, int64_
  * file is too small for B streams of T+1 tokens). */
 int64_t train_windows(const tok_stream *t, int B, int T);
 void train_batch(const tok_stream *t, int B, int T, int64_t w, int32_t *toks);
+/* The stream index of row b's first token in window w (what train_batch
+ * reads from). */
+uint64_t train_row_start(const tok_stream *t, int B, int T, int64_t w, int b);
 
 /* ---- soft targets from a teacher (train_teacher.c) ----
  *

@@ -14,11 +14,14 @@ int64_t train_windows(const tok_stream *t, int B, int T) {
     return shard < T + 1 ? 0 : (shard - 1) / T;
 }
 
-void train_batch(const tok_stream *t, int B, int T, int64_t w, int32_t *toks) {
+uint64_t train_row_start(const tok_stream *t, int B, int T, int64_t w, int b) {
     int64_t shard = (int64_t)(t->n / (uint64_t)B), nw = train_windows(t, B, T);
-    int64_t start = nw ? (w % nw) * T : 0;
+    return (uint64_t)(b * shard + (nw ? (w % nw) * T : 0));
+}
+
+void train_batch(const tok_stream *t, int B, int T, int64_t w, int32_t *toks) {
     for (int b = 0; b < B; b++) {
-        const uint16_t *src = t->ids + b * shard + start;
+        const uint16_t *src = t->ids + train_row_start(t, B, T, w, b);
         for (int i = 0; i <= T; i++) toks[(size_t)b * (T + 1) + i] = src[i];
     }
 }

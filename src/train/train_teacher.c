@@ -198,12 +198,11 @@ void train_teacher_free(train_teacher *t) {
 
 void train_teacher_batch(const train_teacher *t, const tok_stream *s, int B, int T, int64_t w, int32_t *soft_tok,
                          float *soft_w) {
-    int64_t shard = (int64_t)(s->n / (uint64_t)B), nw = train_windows(s, B, T);
-    int64_t start = nw ? (w % nw) * T : 0;
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < B; b++) {
+        const uint64_t start = train_row_start(s, B, T, w, b);
         for (int i = 0; i < T; i++) {
             size_t row = ((size_t)b * T + (size_t)i) * TRAIN_SOFT_K;
-            uint64_t pos = (uint64_t)(b * shard + start + i + 1);  /* the target's index in the stream */
+            uint64_t pos = start + (uint64_t)i + 1;  /* the target's index in the stream */
             uint32_t lo = pos < t->n ? t->off[pos] : 0, hi = pos < t->n ? t->off[pos + 1] : 0;
             int k = 0;
             for (uint32_t j = lo; j < hi && k < TRAIN_SOFT_K; j++, k++) {
@@ -215,4 +214,5 @@ void train_teacher_batch(const train_teacher *t, const tok_stream *s, int B, int
                 soft_w[row + k] = 0;
             }
         }
+    }
 }
