@@ -116,6 +116,19 @@ typedef struct {
  * only its extra characters). */
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
 
+/* Idle work, for a front end to call while it waits for the next key (an
+ * idle callback of its event loop), after laya_suggest: computes ahead the
+ * model states the next laya_suggest needs if the next key types the first
+ * character of the best suggestion just returned, and that character goes
+ * on with the word being typed (a letter of an alphabetic word: the text
+ * the model has read for good does not change). The context and every
+ * later suggestion are exactly as without it; only the next keystroke's
+ * model steps are fewer when the guess was right. Costs about one
+ * laya_suggest; does nothing (LAYA_OK) when there is no such guess (no
+ * suggestion, an edit since, a word's end, CJK text). Invalidates the
+ * texts laya_suggest returned, as any call on the session. */
+laya_status laya_session_prefetch(laya_session *s);
+
 /* A suggestion may end with the blank after its word (one space after an
  * ASCII character). Right after such a suggestion was inserted, a front end
  * types the key c before that blank when this returns 1 (. , ; : ! ?:
@@ -164,9 +177,11 @@ typedef struct {
 laya_status laya_model_describe(const laya_model *m, laya_model_info *out);
 
 /* Work a session has done so far (benchmarks): model steps to read the
- * context, steps and full vocabulary products of its searches. */
+ * context, steps and full vocabulary products of its searches, and those
+ * of laya_session_prefetch (not in the search counts). */
 typedef struct {
     uint64_t steps, search_steps, search_logits;
+    uint64_t ahead_steps, ahead_logits;
 } laya_session_stats;
 
 laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *out);

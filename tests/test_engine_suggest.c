@@ -447,6 +447,68 @@ TEST(engine_suggest_pruning_is_exact_on_the_shipped_model) {
     laya_model_free(lm);
 }
 
+/* laya_session_prefetch (engine.c) between keystrokes: every list is the
+ * one a session without it shows, text and probability, on English, text
+ * in capitals and Chinese; the model reads the same context (the same
+ * steps: the guess never moves the stable state); and the keystrokes'
+ * own searches step less, the prefetch's steps counted apart. A second
+ * call at once finds its nodes and steps nothing; a fresh session has no
+ * guess. */
+TEST(engine_prefetch_changes_nothing_but_the_steps) {
+    static const char text[] =
+        "Hi Anna, thanks for the update. I will send the report tomorrow morning, "
+        "and we can talk about the REST OF THE PLAN on Monday.\n我们明天上午九点开会，"
+        "Best regards, Tom";
+    char err[256];
+    laya_model *lm = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &lm, err, sizeof err) == LAYA_OK, "%s", err);
+    size_t len = strlen(text);
+    for (int k = 3; k >= 1; k -= 2) {
+        laya_session *s[2] = {NULL, NULL};
+        for (int v = 0; v < 2; v++) CHECK(laya_session_new(lm, &s[v]) == LAYA_OK);
+        laya_session_stats st;
+        CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+        CHECKF(st.ahead_steps == 0, "a fresh session prefetched %llu steps", (unsigned long long)st.ahead_steps);
+        int differ = 0, again = 0;
+        for (size_t i = utf8_next((const uint8_t *)text, len, 0); i <= len && !differ;
+             i = i < len ? utf8_next((const uint8_t *)text, len, i) : len + 1) {
+            laya_suggestion a[3], b[3];
+            int na = 0, nb = 0;
+            CHECK(laya_session_set_context(s[1], text, i) == LAYA_OK && laya_suggest(s[1], k, a, &na) == LAYA_OK);
+            CHECK(laya_session_set_context(s[0], text, i) == LAYA_OK && laya_suggest(s[0], k, b, &nb) == LAYA_OK);
+            differ = na != nb;
+            for (int j = 0; j < na && j < nb; j++)
+                differ |= a[j].len != b[j].len || memcmp(a[j].text, b[j].text, a[j].len) || a[j].prob != b[j].prob;
+            CHECKF(!differ, "k %d after '%.*s': '%s' vs '%s' first", k, (int)i, text, na ? a[0].text : "",
+                   nb ? b[0].text : "");
+            char first[64] = "";
+            if (na) snprintf(first, sizeof first, "%.*s", (int)a[0].len, a[0].text);
+            CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+            uint64_t ahead = st.ahead_steps;
+            CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+            again += st.ahead_steps != ahead;
+            /* the context is as it was: the same list again, without a set_context */
+            CHECK(laya_suggest(s[1], k, a, &na) == LAYA_OK);
+            CHECKF(na == nb && (!na || (a[0].len == strlen(first) && !memcmp(a[0].text, first, a[0].len))),
+                   "k %d after '%.*s': '%s' before the prefetch, '%s' after", k, (int)i, text, first,
+                   na ? a[0].text : "");
+        }
+        CHECKF(!again, "k %d: a second prefetch stepped the model %d times", k, again);
+        laya_session_stats s0, s1;
+        CHECK(laya_session_get_stats(s[0], &s0) == LAYA_OK && laya_session_get_stats(s[1], &s1) == LAYA_OK);
+        CHECKF(s0.steps == s1.steps, "k %d: the context read in %llu vs %llu steps", k,
+               (unsigned long long)s0.steps, (unsigned long long)s1.steps);
+        CHECKF(s1.search_steps < s0.search_steps * 3 / 4 && s1.ahead_steps > 0,
+               "k %d: %llu search steps with prefetch (%llu ahead) vs %llu without", k,
+               (unsigned long long)s1.search_steps, (unsigned long long)s1.ahead_steps,
+               (unsigned long long)s0.search_steps);
+        CHECK(s0.ahead_steps == 0);
+        laya_session_free(s[0]);
+        laya_session_free(s[1]);
+    }
+    laya_model_free(lm);
+}
+
 /* Caps lock: a partial word in capitals after a word in capitals is
  * completed as its lowercase form and shown in capitals: the suggestions
  * for "... PREV WOR" are those for "... PREV wor" with their letters

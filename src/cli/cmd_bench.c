@@ -23,6 +23,10 @@
  * by up to 3 rows a keystroke and is consulted at every one, the worst
  * case of a typist who never takes a suggestion. Its price is the
  * difference from the same run without --feedback.
+ * --prefetch calls laya_session_prefetch after each keystroke, outside its
+ * time (what the IBus engine and the fcitx5 addon do while they wait for the
+ * next key), timed on its own, its model steps reported apart: the
+ * keystroke columns are then what a typist who pauses between keys waits.
  *
  * Texts: the arguments, else the first --kb KB (default 8) of
  * data/corpus/en/valid.txt and data/corpus/zh/valid.txt, else
@@ -41,14 +45,16 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: laya bench [--model PATH] [--kb N] [--memory PATH [--history F] [--feedback]]\n"
+            "usage: laya bench [--model PATH] [--kb N] [--memory PATH [--history F] [--feedback]] [--prefetch]\n"
             "                  " CLI_SEARCH_USAGE " [TEXT...]\n"
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
             "model steps and full logits vectors per keystroke, cold start, peak memory; one\n"
             "thread. TEXT defaults to the first N KB (default 8) of data/corpus/{en,zh}/valid.txt,\n"
             "else bench/texts/*.txt. --memory: learning on with that store (:memory: for a\n"
             "throw-away one), --history F: F committed to it line by line first (untimed),\n"
-            "--feedback: every list shown is passed over (feedback -1), timed on its own.\n");
+            "--feedback: every list shown is passed over (feedback -1), timed on its own.\n"
+            "--prefetch: laya_session_prefetch between keys, as a front end's idle callback\n"
+            "does (timed on its own; its model steps are not in the keystroke's).\n");
 }
 
 /* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
@@ -83,7 +89,7 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *mem, int feedback,
+static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *mem, int feedback, int prefetch,
                      const char *name, const char *text, size_t len, const char *src) {
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
@@ -92,12 +98,13 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
     if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
     size_t nk = utf8_count((const uint8_t *)text, len);
     double *ms = malloc((nk + 1) * sizeof *ms), *fb_ms = malloc((nk + 1) * sizeof *fb_ms);
-    if (!ms || !fb_ms) cli_die("out of memory");
-    size_t nf = 0;
+    double *pf_ms = malloc((nk + 1) * sizeof *pf_ms);
+    if (!ms || !fb_ms || !pf_ms) cli_die("out of memory");
+    size_t nf = 0, np = 0;
     laya_session_stats ss;
     laya_session_get_stats(s, &ss);
     uint64_t steps0 = ss.steps + ss.search_steps, worst_steps = 0;
-    uint64_t logits0 = ss.search_logits;
+    uint64_t logits0 = ss.search_logits, ahead0 = ss.ahead_steps;
     size_t k = 0, shown = 0;
     for (size_t i = 0; i < len;) {
         i = utf8_next((const uint8_t *)text, len, i);
@@ -115,6 +122,12 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
             st = laya_session_feedback(s, -1);
             fb_ms[nf++] = 1e3 * (cli_now_s() - t1);
             if (st != LAYA_OK) cli_die("%s: feedback at keystroke %zu: %s", name, k, laya_status_str(st));
+        }
+        if (prefetch) {
+            double t1 = cli_now_s();
+            st = laya_session_prefetch(s);
+            pf_ms[np++] = 1e3 * (cli_now_s() - t1);
+            if (st != LAYA_OK) cli_die("%s: prefetch at keystroke %zu: %s", name, k, laya_status_str(st));
         }
         laya_session_get_stats(s, &ss);
         uint64_t used = ss.steps + ss.search_steps - before;
@@ -136,6 +149,13 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
         printf("%-10.10s %7zu lists passed over: laya_session_feedback p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
                "  feedback", nf, fb_ms[nf / 2], fb_ms[(size_t)(0.99 * (double)(nf - 1))], fb_ms[nf - 1]);
     }
+    if (np) {
+        qsort(pf_ms, np, sizeof *pf_ms, cmp_double);
+        printf("%-10.10s %7zu laya_session_prefetch between keys: p50 %.3f ms, p99 %.3f ms; %.2f model steps a key ahead\n",
+               "  prefetch", np, pf_ms[np / 2], pf_ms[(size_t)(0.99 * (double)(np - 1))],
+               (double)(ss.ahead_steps - ahead0) / (double)k);
+    }
+    free(pf_ms);
     free(fb_ms);
     free(ms);
     laya_session_free(s);
@@ -176,7 +196,7 @@ int cmd_bench(int argc, char **argv) {
     double t_start = cli_now_s();
     const char *model_arg = NULL, *memory_arg = NULL, *history = NULL;
     const char *texts[16];
-    int nt = 0, kb = 8, feedback = 0;
+    int nt = 0, kb = 8, feedback = 0, prefetch = 0;
     laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -200,6 +220,8 @@ int cmd_bench(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--feedback")) {
             feedback = 1;
+        } else if (!strcmp(a, "--prefetch")) {
+            prefetch = 1;
         } else if (!strcmp(a, "--kb")) {
             kb = (int)cli_int(a, v, 0, 1 << 20);
             i++;
@@ -267,7 +289,7 @@ int cmd_bench(int argc, char **argv) {
         const char *slash = strrchr(path, '/');
         char name[64];
         snprintf(name, sizeof name, "%s", nt ? (slash ? slash + 1 : path) : i ? "chinese" : "english");
-        run_text(m, &cfg, mem, feedback, name, t, len, path);
+        run_text(m, &cfg, mem, feedback, prefetch, name, t, len, path);
         free(t);
     }
     laya_memory_free(mem);

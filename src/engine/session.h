@@ -120,6 +120,12 @@ struct laya_session {
     uint64_t steps;
     uint64_t search_steps;          /* model steps of the suggestion searches */
     uint64_t search_logits;         /* full (V) logits vectors they computed */
+    uint64_t ahead_steps, ahead_logits;  /* the same, of laya_session_prefetch's searches */
+    /* The next character laya_session_prefetch guesses: the first of the
+     * best suggestion the last laya_suggest returned (guess_n bytes; 0:
+     * none), for that context (any edit clears it) and that k. */
+    uint8_t guess[4];
+    int guess_n, guess_k;
 
     /* Search scratch, allocated once with the session (engine_search_init). */
     beam beams[2][ENGINE_GEN_BEAMS];
@@ -201,6 +207,11 @@ struct laya_session {
 
 /* suggest.c */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
+/* suggest.c: the search engine_suggest makes for k suggestions, for its
+ * model steps only (laya_session_prefetch): the nodes it computes are kept
+ * for the next keystroke, the candidates dropped, its work counted in
+ * ahead_steps / ahead_logits instead of the search counters. */
+void engine_search_ahead(laya_session *s, int k);
 
 /* blend.c: mixes what the personal memory proposes for the context into the
  * search's candidates s->cand[0..n_cand) (probabilities and scores set), k

@@ -887,13 +887,18 @@ static int fold_caps(const uint8_t *ctx, size_t stable, const uint8_t *t, int m,
     return 1;
 }
 
-laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
-    *n_out = 0;
+/* The search proper: fills s->cand[0..n_cand) with the model's candidates
+ * for s's context, their probabilities conditional on the typed tail and
+ * their scores set (before the prior and the memory are blended in).
+ * Returns 1 when the tail is typed in capitals (fold_caps: the candidates
+ * are in lower case and shown in capitals), 0 otherwise, -1 when there is
+ * nothing to complete (k 0, or a tail longer than any word). */
+static int search_run(laya_session *s, int k) {
     s->n_cand = 0;
-    if (k == 0) return LAYA_OK;
+    if (k == 0) return -1;
     search q = {.s = s, .tail = s->ctx + s->stable, .m = (int)(s->len - s->stable),
                 .width = s->ec.beam, .k = k < ENGINE_MAX_K ? k : ENGINE_MAX_K};
-    if (q.m > ENGINE_MAX_TAIL) return LAYA_OK;  /* no word is that long: nothing to complete */
+    if (q.m > ENGINE_MAX_TAIL) return -1;  /* no word is that long: nothing to complete */
     uint8_t folded[ENGINE_MAX_TAIL];
     const int caps = fold_caps(s->ctx, s->stable, q.tail, q.m, folded);
     if (caps) {
@@ -958,6 +963,13 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
         c->prob *= norm;
         c->score = cand_score(s, c->text, c->len, c->prob);
     }
+    return caps;
+}
+
+laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
+    *n_out = 0;
+    const int caps = search_run(s, k);
+    if (caps < 0) return LAYA_OK;
     if (!caps) {
         engine_blend_prior(s);
         engine_blend_memory(s, k);
@@ -979,6 +991,16 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     }
     *n_out = n;
     return LAYA_OK;
+}
+
+void engine_search_ahead(laya_session *s, int k) {
+    uint64_t steps = s->search_steps, logits = s->search_logits;
+    search_run(s, k);
+    s->n_cand = 0;
+    s->ahead_steps += s->search_steps - steps;
+    s->ahead_logits += s->search_logits - logits;
+    s->search_steps = steps;
+    s->search_logits = logits;
 }
 
 /* ---- the promises of engine_suggest, checked (engine.h) ---- */
