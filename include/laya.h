@@ -119,14 +119,15 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
 /* Idle work, for a front end to call while it waits for the next key (an
  * idle callback of its event loop), after laya_suggest: computes ahead the
  * model states the next laya_suggest needs if the next key types the first
- * character of the best suggestion just returned, and that character goes
- * on with the word being typed (a letter of an alphabetic word: the text
- * the model has read for good does not change). The context and every
- * later suggestion are exactly as without it; only the next keystroke's
- * model steps are fewer when the guess was right. Costs about one
- * laya_suggest; does nothing (LAYA_OK) when there is no such guess (no
- * suggestion, an edit since, a word's end, CJK text). Invalidates the
- * texts laya_suggest returned, as any call on the session. */
+ * character of the best suggestion just returned, or of the next one that
+ * begins otherwise, where that character goes on with the word being typed
+ * (a letter of an alphabetic word: the text the model has read for good
+ * does not change). The context and every later suggestion are exactly as
+ * without it; only the next keystroke's model steps are fewer when a guess
+ * was right. Costs up to two laya_suggest searches; does nothing (LAYA_OK)
+ * when there is no such guess (no suggestion, an edit since, a word's end,
+ * CJK text) or it already ran. The texts the last laya_suggest returned
+ * stay valid. */
 laya_status laya_session_prefetch(laya_session *s);
 
 /* A suggestion may end with the blank after its word (one space after an

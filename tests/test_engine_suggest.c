@@ -484,6 +484,9 @@ TEST(engine_prefetch_changes_nothing_but_the_steps) {
             char first[64] = "";
             if (na) snprintf(first, sizeof first, "%.*s", (int)a[0].len, a[0].text);
             CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+            /* the texts returned stay valid (laya.h) */
+            CHECKF(!na || (a[0].len == strlen(first) && !memcmp(a[0].text, first, a[0].len)),
+                   "k %d after '%.*s': '%s' became '%.*s'", k, (int)i, text, first, (int)a[0].len, a[0].text);
             uint64_t ahead = st.ahead_steps;
             CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
             again += st.ahead_steps != ahead;

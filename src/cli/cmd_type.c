@@ -31,8 +31,14 @@
  * unjudged. A read holding several keys (a paste, a fast burst) judges the
  * list on screen once, at its first key that counts; a Tab or Alt-N after
  * a key that typed, erased or moved in the same read takes nothing (the
- * list on screen was for the text before that key). */
+ * list on screen was for the text before that key).
+ *
+ * Between keys (no input waiting when the loop would block on read) the
+ * session computes ahead the search the next key needs if it types what
+ * the ghost guessed (laya_session_prefetch): the "(x ms)" shown beside the
+ * suggestions is then what a typist who pauses between keys waits. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +160,7 @@ typedef struct {
     char *ctx;              /* doc + line[0..cur): the engine's context */
     laya_suggestion sug[SHOW];
     int n_sug, hidden;
+    int ahead_due;          /* suggestions refreshed since the last prefetch */
     int spaced;        /* the last key accepted a suggestion that ends in a blank, at the cursor */
     double ms;
     int caret;              /* the cursor's column in the last render */
@@ -195,6 +202,7 @@ static void refresh_suggestions(editor *e) {
     e->n_sug = n_keep;
     /* feedback judges what is on screen (the memory learns from it) */
     laya_session_shown(e->s, e->sug, n_keep);
+    e->ahead_due = 1;
     e->ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 }
 
@@ -382,6 +390,9 @@ int cmd_type(int argc, char **argv) {
     size_t npend = 0;
     for (;;) {
         char in[256];
+        struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
+        if (e.ahead_due && poll(&pf, 1, 0) == 0) laya_session_prefetch(e.s);
+        e.ahead_due = 0;
         ssize_t n = read(STDIN_FILENO, in, sizeof in);
         if (n < 0 && errno == EINTR) {
             if (winch) {

@@ -431,7 +431,7 @@ static laya_status encode_span(laya_session *s, const uint8_t *T, size_t n, size
  * model rewound to the first token that differs and fed from there. */
 static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
     if (keep > s->len) return LAYA_ERR_INTERNAL;
-    s->guess_n = 0;
+    s->n_guess = 0;
     if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
     size_t old_len = s->len, new_len = keep + n;
     if (ctx_edit(s, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
@@ -526,30 +526,35 @@ static void set_shown(laya_session *s, const laya_suggestion *out, int n) {
 
 int laya_goes_before_blank(uint32_t c) { return c && c < 0x80 && strchr(".,;:!?", (int)c) != NULL; }
 
-/* Keeps the first character of out's best suggestion as the guess
- * laya_session_prefetch works on. */
-static void set_guess(laya_session *s, const laya_suggestion *out, int n, int k) {
-    s->guess_n = 0;
-    if (n < 1 || out[0].len == 0) return;
-    size_t e = utf8_next((const uint8_t *)out[0].text, out[0].len, 0);
-    if (e > sizeof s->guess) return;
-    memcpy(s->guess, out[0].text, e);
-    s->guess_n = (int)e;
+/* Keeps as the guesses laya_session_prefetch works on the first character
+ * of out's best suggestion and that of the next one that begins otherwise. */
+static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int k) {
+    s->n_guess = 0;
     s->guess_k = k;
+    for (int i = 0; i < n && s->n_guess < ENGINE_GUESSES; i++) {
+        size_t e = out[i].len ? utf8_next((const uint8_t *)out[i].text, out[i].len, 0) : 0;
+        if (e == 0 || e > sizeof s->guess[0]) continue;
+        int seen = 0;
+        for (int j = 0; j < s->n_guess; j++)
+            seen |= s->guess_n[j] == (int)e && !memcmp(s->guess[j], out[i].text, e);
+        if (seen) continue;
+        memcpy(s->guess[s->n_guess], out[i].text, e);
+        s->guess_n[s->n_guess++] = (int)e;
+    }
 }
 
-/* The guess goes on with the typed tail: with it the tail is still all
+/* Guess g goes on with the typed tail: with it the tail is still all
  * unfinished (tok_tail_start 0 from the stable end), so the stable tokens,
  * the model's state and the search's root stay as they are, and the search
  * for the longer tail reuses and leaves its nodes under that same root. */
-static int guess_extends_tail(const laya_session *s) {
+static int guess_extends_tail(const laya_session *s, const uint8_t *g, int gn) {
     size_t m = s->len - s->stable;
-    if (!s->guess_n || m == 0 || m + (size_t)s->guess_n > ENGINE_MAX_TAIL) return 0;
+    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL) return 0;
     uint8_t t[ENGINE_MAX_TAIL];
     memcpy(t, s->ctx + s->stable, m);
-    memcpy(t + m, s->guess, (size_t)s->guess_n);
-    if (utf8_cjk_at(t, m + (size_t)s->guess_n, m)) return 0;
-    return tok_tail_start(s->m->tok, t, m + (size_t)s->guess_n) == 0;
+    memcpy(t + m, g, (size_t)gn);
+    if (utf8_cjk_at(t, m + (size_t)gn, m)) return 0;
+    return tok_tail_start(s->m->tok, t, m + (size_t)gn) == 0;
 }
 
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
@@ -561,7 +566,7 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
      * secret: nothing is shown (nor is it kept: learn_index, learn.c). */
     if (privacy_secret_typed((const char *)s->ctx, s->len)) return LAYA_OK;
     laya_status st = engine_suggest(s, k, out, n_out);
-    if (st == LAYA_OK) set_guess(s, out, *n_out, k);
+    if (st == LAYA_OK) set_guesses(s, out, *n_out, k);
     if (st == LAYA_OK && *n_out && feedback_on(s)) {
         size_t kl;
         const uint8_t *key = learn_fb_key(s->ctx, s->len, &kl);
@@ -574,23 +579,30 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
 
 laya_status laya_session_prefetch(laya_session *s) {
     if (!s) return LAYA_ERR_ARG;
-    if (!guess_extends_tail(s)) return LAYA_OK;
+    /* apply clears the guesses (an edit): they are kept here and put back */
+    uint8_t g[ENGINE_GUESSES][4];
+    int gn[ENGINE_GUESSES];
+    const int ng = s->n_guess, k = s->guess_k;
+    memcpy(g, s->guess, sizeof g);
+    memcpy(gn, s->guess_n, sizeof gn);
     const size_t len = s->len, stable = s->stable, n_tok = s->n_tok;
     const uint64_t ver = s->cur_ver;
-    uint8_t g[sizeof s->guess];
-    const int gn = s->guess_n, k = s->guess_k;
-    memcpy(g, s->guess, (size_t)gn);
-    laya_status st = apply(s, len, g, (size_t)gn);
-    if (st != LAYA_OK) return st;
-    /* (guess_extends_tail promised this; were it wrong, the search would
-     * step the model from a state the next key may not keep) */
-    if (s->stable == stable && s->n_tok == n_tok && s->cur_ver == ver) engine_search_ahead(s, k);
-    st = apply(s, len, NULL, 0);
-    /* the guess stays: a second call finds its nodes and steps nothing */
+    laya_status st = LAYA_OK;
+    for (int i = 0; i < ng && st == LAYA_OK; i++) {
+        if (!guess_extends_tail(s, g[i], gn[i])) continue;
+        st = apply(s, len, g[i], (size_t)gn[i]);
+        /* (guess_extends_tail promised this; were it wrong, the search would
+         * step the model from a state the next key may not keep) */
+        if (st == LAYA_OK && s->stable == stable && s->n_tok == n_tok && s->cur_ver == ver)
+            engine_search_ahead(s, k);
+        laya_status back = apply(s, len, NULL, 0);
+        if (st == LAYA_OK) st = back;
+    }
+    /* the guesses stay: a second call finds their nodes and steps nothing */
     if (st == LAYA_OK) {
-        memcpy(s->guess, g, (size_t)gn);
-        s->guess_n = gn;
-        s->guess_k = k;
+        memcpy(s->guess, g, sizeof g);
+        memcpy(s->guess_n, gn, sizeof gn);
+        s->n_guess = ng;
     }
     return st;
 }

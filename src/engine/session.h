@@ -87,6 +87,11 @@ typedef struct {
 } candidate;
 
 enum { ENGINE_MAX_CAND = 128, ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
+/* Next keys laya_session_prefetch computes ahead: the best suggestion's
+ * first character is the next key in 48% of English keystrokes, the two
+ * best first characters in 56% (the median keystroke then a guess that
+ * was right: docs/RESULTS.md, "Computing ahead between keys"). */
+enum { ENGINE_GUESSES = 2 };
 
 struct laya_session {
     const laya_model *lm;
@@ -121,11 +126,12 @@ struct laya_session {
     uint64_t search_steps;          /* model steps of the suggestion searches */
     uint64_t search_logits;         /* full (V) logits vectors they computed */
     uint64_t ahead_steps, ahead_logits;  /* the same, of laya_session_prefetch's searches */
-    /* The next character laya_session_prefetch guesses: the first of the
-     * best suggestion the last laya_suggest returned (guess_n bytes; 0:
-     * none), for that context (any edit clears it) and that k. */
-    uint8_t guess[4];
-    int guess_n, guess_k;
+    /* The next characters laya_session_prefetch guesses: the first of the
+     * best suggestion the last laya_suggest returned and the first of the
+     * next one that begins otherwise (n_guess of them, guess_n[i] bytes
+     * each), for that context (any edit clears them) and that k. */
+    uint8_t guess[ENGINE_GUESSES][4];
+    int guess_n[ENGINE_GUESSES], n_guess, guess_k;
 
     /* Search scratch, allocated once with the session (engine_search_init). */
     beam beams[2][ENGINE_GEN_BEAMS];

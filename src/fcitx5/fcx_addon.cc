@@ -94,7 +94,7 @@ public:
     bool expect_ours = false;          /* the next commit is a suggestion we accepted */
     bool spaced = false;               /* the last key accepted a suggestion that ends in a blank */
     std::string line;                  /* committed since the last learning point (C8) */
-    std::unique_ptr<fcitx::EventSourceTime> deferred;   /* the pending computation */
+    std::unique_ptr<fcitx::EventSourceTime> deferred;   /* the pending computation, or prefetch */
 };
 
 namespace {
@@ -455,6 +455,23 @@ void Addon::compute(fcitx::InputContext *ic) {
     LAYA_LOG(Debug) << "suggest: " << n << " found, " << st->shown.size() << " shown, "
                     << static_cast<long>((now_ms() - t0) * 1000) << " us";
     if (!st->shown.empty()) show(ic, st);
+    prefetch_later(ic);
+}
+
+void Addon::prefetch_later(fcitx::InputContext *ic) {
+    /* COALESCE_US of quiet after the list went out, in the same slot as a
+     * pending computation: the next key drops it as it drops those. Then
+     * the search the next key needs if it types what the best suggestion
+     * guessed (laya_session_prefetch), while the typist is between keys. */
+    uint64_t at = fcitx::now(CLOCK_MONOTONIC) + COALESCE_US;
+    state(ic)->deferred = instance_->eventLoop().addTimeEvent(
+        CLOCK_MONOTONIC, at, 1000, [this, ic](fcitx::EventSourceTime *, uint64_t) {
+            State *st = this->state(ic);
+            laya_session *session = st->session;
+            st->deferred.reset();   /* destroys this lambda: only locals from here */
+            if (session) laya_session_prefetch(session);
+            return true;
+        });
 }
 
 void Addon::show(fcitx::InputContext *ic, State *st) {

@@ -23,7 +23,10 @@
  *    the cursor (fcx_text.h) is computed in a timer event 8 ms after the key
  *    has been handled; a key that arrives first cancels it, so a burst costs
  *    one computation for its newest context. The decision (laya_decide)
- *    then says what is worth showing now.
+ *    then says what is worth showing now. 8 ms after that, while no key
+ *    has come, the search the next key needs if it types what the best
+ *    suggestion guessed is computed ahead (laya_session_prefetch); a key
+ *    cancels it the same way.
  *  - Shown as a candidate list in the input panel, under an aux line
  *    "Laya", only while the panel is otherwise empty: when the engine has a
  *    preedit, candidates or a message of its own we stay away. The list is
@@ -111,6 +114,7 @@ private:
     void on_key_passed(fcitx::KeyEvent &ev);
     void schedule(fcitx::InputContext *ic);
     void compute(fcitx::InputContext *ic);
+    void prefetch_later(fcitx::InputContext *ic);
     void show(fcitx::InputContext *ic, State *st);
     void hide(fcitx::InputContext *ic, State *st);
     static void pass_over(State *st);

@@ -49,7 +49,10 @@
  *  - Suggestions are computed after the key's reply is sent (an idle
  *    callback), so the key reaches the application first; keys that arrive
  *    faster than suggestions are computed coalesce into one computation for
- *    the newest context.
+ *    the newest context. Once they are shown, a low-priority idle callback
+ *    computes ahead the search the next key needs if it types what the
+ *    best suggestion guessed (laya_session_prefetch); any key cancels it
+ *    before it starts.
  *  - Without a model, keys pass through and the reason is shown as
  *    auxiliary text at the caret on focus and on each key, until Esc.
  *
@@ -89,6 +92,7 @@ typedef struct {
     gboolean notice_off;       /* Esc dismissed the no-model notice until the next focus */
     gint loc[4];               /* the client's last cursor rectangle: x, y, w, h */
     guint idle_id;             /* pending suggestion computation, 0 if none */
+    guint ahead_id;            /* pending laya_session_prefetch, 0 if none */
     gboolean typed_since;      /* keys typed or suggestions taken since the last commit */
     gboolean spaced;           /* the last key accepted a suggestion that ends in a blank */
     gboolean surr_fresh;       /* the client sent its surrounding text since the focus came
@@ -172,7 +176,8 @@ static void clear_candidates(IBusLayaEngine *e) {
 
 static void cancel_pending(IBusLayaEngine *e) {
     if (e->idle_id) g_source_remove(e->idle_id);
-    e->idle_id = 0;
+    if (e->ahead_id) g_source_remove(e->ahead_id);
+    e->idle_id = e->ahead_id = 0;
 }
 
 /* Takes the ghost off the screen; the list stays until hide_table. */
@@ -334,6 +339,15 @@ static void show(IBusLayaEngine *e) {
     e->table_shown = TRUE;
 }
 
+/* While the typist is between keys: the next key's search, if it types
+ * what the best suggestion guessed (laya_session_prefetch). */
+static gboolean prefetch(gpointer data) {
+    IBusLayaEngine *e = data;
+    e->ahead_id = 0;
+    if (e->session) laya_session_prefetch(e->session);
+    return G_SOURCE_REMOVE;
+}
+
 static gboolean compute(gpointer data) {
     IBusLayaEngine *e = data;
     e->idle_id = 0;
@@ -358,6 +372,8 @@ static gboolean compute(gpointer data) {
     if (e->n_cand) show(e);
     else hide_table(e);
     show_note(e);
+    /* after what is shown has gone out, and below every other event */
+    if (e->session && !e->ahead_id) e->ahead_id = g_idle_add_full(G_PRIORITY_LOW, prefetch, e, NULL);
     return G_SOURCE_REMOVE;
 }
 
