@@ -122,13 +122,15 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
  * character of the best suggestion just returned, or of the next one that
  * begins otherwise, where that character goes on with the word being typed
  * (a letter of an alphabetic word: the text the model has read for good
- * does not change). The context and every later suggestion are exactly as
- * without it; only the next keystroke's model steps are fewer when a guess
- * was right. Costs up to two laya_suggest searches; does nothing (LAYA_OK)
- * when there is no such guess (no suggestion, an edit since, a word's end,
- * CJK text) or it already ran. The texts the last laya_suggest returned
+ * does not change). One guess a call, about one laya_suggest's search;
+ * *more (may be NULL) is 1 when another guess is left for a next call, so
+ * that a key arriving meanwhile waits for one search at most. Nothing to
+ * do (no suggestion, an edit since, a word's end, CJK text, the guesses
+ * done) returns LAYA_OK at once. The context and every later suggestion
+ * are exactly as without it; only the next keystroke's model steps are
+ * fewer when a guess was right. The texts the last laya_suggest returned
  * stay valid. */
-laya_status laya_session_prefetch(laya_session *s);
+laya_status laya_session_prefetch(laya_session *s, int *more);
 
 /* A suggestion may end with the blank after its word (one space after an
  * ASCII character). Right after such a suggestion was inserted, a front end

@@ -450,9 +450,9 @@ TEST(engine_suggest_pruning_is_exact_on_the_shipped_model) {
 /* laya_session_prefetch (engine.c) between keystrokes: every list is the
  * one a session without it shows, text and probability, on English, text
  * in capitals and Chinese; the model reads the same context (the same
- * steps: the guess never moves the stable state); and the keystrokes'
- * own searches step less, the prefetch's steps counted apart. A second
- * call at once finds its nodes and steps nothing; a fresh session has no
+ * steps: the guesses never move the stable state); and the keystrokes'
+ * own searches step less, the prefetch's steps counted apart. Once a call
+ * says no guess is left, another steps nothing; a fresh session has no
  * guess. */
 TEST(engine_prefetch_changes_nothing_but_the_steps) {
     static const char text[] =
@@ -467,7 +467,8 @@ TEST(engine_prefetch_changes_nothing_but_the_steps) {
         laya_session *s[2] = {NULL, NULL};
         for (int v = 0; v < 2; v++) CHECK(laya_session_new(lm, &s[v]) == LAYA_OK);
         laya_session_stats st;
-        CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+        int more = 1;
+        CHECK(laya_session_prefetch(s[1], &more) == LAYA_OK && !more && laya_session_get_stats(s[1], &st) == LAYA_OK);
         CHECKF(st.ahead_steps == 0, "a fresh session prefetched %llu steps", (unsigned long long)st.ahead_steps);
         int differ = 0, again = 0;
         for (size_t i = utf8_next((const uint8_t *)text, len, 0); i <= len && !differ;
@@ -483,12 +484,15 @@ TEST(engine_prefetch_changes_nothing_but_the_steps) {
                    nb ? b[0].text : "");
             char first[64] = "";
             if (na) snprintf(first, sizeof first, "%.*s", (int)a[0].len, a[0].text);
-            CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+            int calls = 0;
+            for (more = 1; more && calls < 3; calls++) CHECK(laya_session_prefetch(s[1], &more) == LAYA_OK);
+            CHECKF(!more, "k %d after '%.*s': more guesses than %d", k, (int)i, text, calls);
+            CHECK(laya_session_get_stats(s[1], &st) == LAYA_OK);
             /* the texts returned stay valid (laya.h) */
             CHECKF(!na || (a[0].len == strlen(first) && !memcmp(a[0].text, first, a[0].len)),
                    "k %d after '%.*s': '%s' became '%.*s'", k, (int)i, text, first, (int)a[0].len, a[0].text);
             uint64_t ahead = st.ahead_steps;
-            CHECK(laya_session_prefetch(s[1]) == LAYA_OK && laya_session_get_stats(s[1], &st) == LAYA_OK);
+            CHECK(laya_session_prefetch(s[1], &more) == LAYA_OK && !more && laya_session_get_stats(s[1], &st) == LAYA_OK);
             again += st.ahead_steps != ahead;
             /* the context is as it was: the same list again, without a set_context */
             CHECK(laya_suggest(s[1], k, a, &na) == LAYA_OK);

@@ -125,7 +125,8 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
         }
         if (prefetch) {
             double t1 = cli_now_s();
-            st = laya_session_prefetch(s);
+            int more = 1;
+            while (st == LAYA_OK && more) st = laya_session_prefetch(s, &more);
             pf_ms[np++] = 1e3 * (cli_now_s() - t1);
             if (st != LAYA_OK) cli_die("%s: prefetch at keystroke %zu: %s", name, k, laya_status_str(st));
         }

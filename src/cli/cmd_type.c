@@ -391,7 +391,9 @@ int cmd_type(int argc, char **argv) {
     for (;;) {
         char in[256];
         struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
-        if (e.ahead_due && poll(&pf, 1, 0) == 0) laya_session_prefetch(e.s);
+        int more = e.ahead_due;
+        while (more && poll(&pf, 1, 0) == 0)
+            if (laya_session_prefetch(e.s, &more) != LAYA_OK) more = 0;
         e.ahead_due = 0;
         ssize_t n = read(STDIN_FILENO, in, sizeof in);
         if (n < 0 && errno == EINTR) {

@@ -529,7 +529,7 @@ int laya_goes_before_blank(uint32_t c) { return c && c < 0x80 && strchr(".,;:!?"
 /* Keeps as the guesses laya_session_prefetch works on the first character
  * of out's best suggestion and that of the next one that begins otherwise. */
 static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int k) {
-    s->n_guess = 0;
+    s->n_guess = s->guess_done = 0;
     s->guess_k = k;
     for (int i = 0; i < n && s->n_guess < ENGINE_GUESSES; i++) {
         size_t e = out[i].len ? utf8_next((const uint8_t *)out[i].text, out[i].len, 0) : 0;
@@ -577,34 +577,34 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     return st;
 }
 
-laya_status laya_session_prefetch(laya_session *s) {
+laya_status laya_session_prefetch(laya_session *s, int *more) {
+    if (more) *more = 0;
     if (!s) return LAYA_ERR_ARG;
+    /* the next guess that goes on with the word (the others need no work) */
+    while (s->guess_done < s->n_guess && !guess_extends_tail(s, s->guess[s->guess_done], s->guess_n[s->guess_done]))
+        s->guess_done++;
+    if (s->guess_done == s->n_guess) return LAYA_OK;
     /* apply clears the guesses (an edit): they are kept here and put back */
     uint8_t g[ENGINE_GUESSES][4];
     int gn[ENGINE_GUESSES];
-    const int ng = s->n_guess, k = s->guess_k;
+    const int ng = s->n_guess, done = s->guess_done + 1, k = s->guess_k;
     memcpy(g, s->guess, sizeof g);
     memcpy(gn, s->guess_n, sizeof gn);
     const size_t len = s->len, stable = s->stable, n_tok = s->n_tok;
     const uint64_t ver = s->cur_ver;
-    laya_status st = LAYA_OK;
-    for (int i = 0; i < ng && st == LAYA_OK; i++) {
-        if (!guess_extends_tail(s, g[i], gn[i])) continue;
-        st = apply(s, len, g[i], (size_t)gn[i]);
-        /* (guess_extends_tail promised this; were it wrong, the search would
-         * step the model from a state the next key may not keep) */
-        if (st == LAYA_OK && s->stable == stable && s->n_tok == n_tok && s->cur_ver == ver)
-            engine_search_ahead(s, k);
-        laya_status back = apply(s, len, NULL, 0);
-        if (st == LAYA_OK) st = back;
-    }
-    /* the guesses stay: a second call finds their nodes and steps nothing */
-    if (st == LAYA_OK) {
-        memcpy(s->guess, g, sizeof g);
-        memcpy(s->guess_n, gn, sizeof gn);
-        s->n_guess = ng;
-    }
-    return st;
+    laya_status st = apply(s, len, g[done - 1], (size_t)gn[done - 1]);
+    /* (guess_extends_tail promised this; were it wrong, the search would
+     * step the model from a state the next key may not keep) */
+    if (st == LAYA_OK && s->stable == stable && s->n_tok == n_tok && s->cur_ver == ver) engine_search_ahead(s, k);
+    laya_status back = apply(s, len, NULL, 0);
+    if (st == LAYA_OK) st = back;
+    if (st != LAYA_OK) return st;
+    memcpy(s->guess, g, sizeof g);
+    memcpy(s->guess_n, gn, sizeof gn);
+    s->n_guess = ng;
+    s->guess_done = done;
+    if (more) *more = done < ng;
+    return LAYA_OK;
 }
 
 laya_status laya_session_shown(laya_session *s, const laya_suggestion *shown, int n) {

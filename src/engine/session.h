@@ -129,9 +129,10 @@ struct laya_session {
     /* The next characters laya_session_prefetch guesses: the first of the
      * best suggestion the last laya_suggest returned and the first of the
      * next one that begins otherwise (n_guess of them, guess_n[i] bytes
-     * each), for that context (any edit clears them) and that k. */
+     * each; guess_done of them computed ahead already), for that context
+     * (any edit clears them) and that k. */
     uint8_t guess[ENGINE_GUESSES][4];
-    int guess_n[ENGINE_GUESSES], n_guess, guess_k;
+    int guess_n[ENGINE_GUESSES], n_guess, guess_done, guess_k;
 
     /* Search scratch, allocated once with the session (engine_search_init). */
     beam beams[2][ENGINE_GEN_BEAMS];

@@ -459,17 +459,21 @@ void Addon::compute(fcitx::InputContext *ic) {
 }
 
 void Addon::prefetch_later(fcitx::InputContext *ic) {
-    /* COALESCE_US of quiet after the list went out, in the same slot as a
-     * pending computation: the next key drops it as it drops those. Then
-     * the search the next key needs if it types what the best suggestion
-     * guessed (laya_session_prefetch), while the typist is between keys. */
+    /* COALESCE_US of quiet after the list went out (or the last guess), in
+     * the same slot as a pending computation: the next key drops it as it
+     * drops those. Then the search the next key needs if it types what the
+     * suggestions guessed (laya_session_prefetch, one guess a time), while
+     * the typist is between keys. */
     uint64_t at = fcitx::now(CLOCK_MONOTONIC) + COALESCE_US;
     state(ic)->deferred = instance_->eventLoop().addTimeEvent(
         CLOCK_MONOTONIC, at, 1000, [this, ic](fcitx::EventSourceTime *, uint64_t) {
-            State *st = this->state(ic);
-            laya_session *session = st->session;
-            st->deferred.reset();   /* destroys this lambda: only locals from here */
-            if (session) laya_session_prefetch(session);
+            Addon *self = this;
+            fcitx::InputContext *c = ic;
+            laya_session *session = self->state(c)->session;
+            self->state(c)->deferred.reset();   /* destroys this lambda: only locals from here */
+            int more = 0;
+            /* one guess a turn of the loop: a key waits for one search at most */
+            if (session && laya_session_prefetch(session, &more) == LAYA_OK && more) self->prefetch_later(c);
             return true;
         });
 }

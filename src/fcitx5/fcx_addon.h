@@ -24,9 +24,9 @@
  *    has been handled; a key that arrives first cancels it, so a burst costs
  *    one computation for its newest context. The decision (laya_decide)
  *    then says what is worth showing now. 8 ms after that, while no key
- *    has come, the search the next key needs if it types what the best
- *    suggestion guessed is computed ahead (laya_session_prefetch); a key
- *    cancels it the same way.
+ *    has come, the search the next key needs if it types what the
+ *    suggestions guessed is computed ahead (laya_session_prefetch), one
+ *    guess a timer event; a key cancels what is left the same way.
  *  - Shown as a candidate list in the input panel, under an aux line
  *    "Laya", only while the panel is otherwise empty: when the engine has a
  *    preedit, candidates or a message of its own we stay away. The list is

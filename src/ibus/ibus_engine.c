@@ -51,8 +51,9 @@
  *    faster than suggestions are computed coalesce into one computation for
  *    the newest context. Once they are shown, a low-priority idle callback
  *    computes ahead the search the next key needs if it types what the
- *    best suggestion guessed (laya_session_prefetch); any key cancels it
- *    before it starts.
+ *    suggestions guessed (laya_session_prefetch), one guess a turn of the
+ *    main loop: a key cancels what is left and waits for one search at
+ *    most.
  *  - Without a model, keys pass through and the reason is shown as
  *    auxiliary text at the caret on focus and on each key, until Esc.
  *
@@ -340,11 +341,13 @@ static void show(IBusLayaEngine *e) {
 }
 
 /* While the typist is between keys: the next key's search, if it types
- * what the best suggestion guessed (laya_session_prefetch). */
+ * what the suggestions guessed (laya_session_prefetch), one guess a call
+ * so that a key waits for one search at most. */
 static gboolean prefetch(gpointer data) {
     IBusLayaEngine *e = data;
+    int more = 0;
+    if (e->session && laya_session_prefetch(e->session, &more) == LAYA_OK && more) return G_SOURCE_CONTINUE;
     e->ahead_id = 0;
-    if (e->session) laya_session_prefetch(e->session);
     return G_SOURCE_REMOVE;
 }
 
