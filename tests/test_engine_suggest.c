@@ -405,6 +405,23 @@ TEST(engine_suggest_pruning_is_exact) {
     free(params);
 }
 
+/* 1 unless a[0..na) and b[0..nb) are the same list: texts, lengths and
+ * probabilities bit for bit. */
+static int lists_differ(const laya_suggestion *a, int na, const laya_suggestion *b, int nb) {
+    int differ = na != nb;
+    for (int j = 0; j < na && j < nb; j++)
+        differ |= a[j].len != b[j].len || memcmp(a[j].text, b[j].text, a[j].len) || a[j].prob != b[j].prob;
+    return differ;
+}
+
+/* Both sessions' lists for text[0..i): s[1]'s into a, s[0]'s into b. 1 if
+ * both calls succeeded. */
+static int suggest_pair(laya_session *s[2], const char *text, size_t i, int k, laya_suggestion *a, int *na,
+                        laya_suggestion *b, int *nb) {
+    return laya_session_set_context(s[1], text, i) == LAYA_OK && laya_suggest(s[1], k, a, na) == LAYA_OK &&
+           laya_session_set_context(s[0], text, i) == LAYA_OK && laya_suggest(s[0], k, b, nb) == LAYA_OK;
+}
+
 /* The same on the shipped model and everyday English, k = 3 and 1, the
  * search as shipped: where a word's twin with its blank (emit_spaced) is a
  * real rival, the floor of a word and its twin (kth_score) is what the
@@ -431,11 +448,8 @@ TEST(engine_suggest_pruning_is_exact_on_the_shipped_model) {
         for (size_t i = 1; i <= len && !differ; i++) {
             laya_suggestion a[3], b[3];
             int na = 0, nb = 0;
-            CHECK(laya_session_set_context(s[1], text, i) == LAYA_OK && laya_suggest(s[1], k, a, &na) == LAYA_OK);
-            CHECK(laya_session_set_context(s[0], text, i) == LAYA_OK && laya_suggest(s[0], k, b, &nb) == LAYA_OK);
-            differ = na != nb;
-            for (int j = 0; j < na && j < nb; j++)
-                differ |= a[j].len != b[j].len || memcmp(a[j].text, b[j].text, a[j].len) || a[j].prob != b[j].prob;
+            CHECK(suggest_pair(s, text, i, k, a, &na, b, &nb));
+            differ = lists_differ(a, na, b, nb);
             CHECKF(!differ, "k %d after '%.*s': '%s' vs '%s' first", k, (int)i, text, na ? a[0].text : "",
                    nb ? b[0].text : "");
         }
@@ -475,11 +489,8 @@ TEST(engine_prefetch_changes_nothing_but_the_steps) {
              i = i < len ? utf8_next((const uint8_t *)text, len, i) : len + 1) {
             laya_suggestion a[3], b[3];
             int na = 0, nb = 0;
-            CHECK(laya_session_set_context(s[1], text, i) == LAYA_OK && laya_suggest(s[1], k, a, &na) == LAYA_OK);
-            CHECK(laya_session_set_context(s[0], text, i) == LAYA_OK && laya_suggest(s[0], k, b, &nb) == LAYA_OK);
-            differ = na != nb;
-            for (int j = 0; j < na && j < nb; j++)
-                differ |= a[j].len != b[j].len || memcmp(a[j].text, b[j].text, a[j].len) || a[j].prob != b[j].prob;
+            CHECK(suggest_pair(s, text, i, k, a, &na, b, &nb));
+            differ = lists_differ(a, na, b, nb);
             CHECKF(!differ, "k %d after '%.*s': '%s' vs '%s' first", k, (int)i, text, na ? a[0].text : "",
                    nb ? b[0].text : "");
             char first[64] = "";
