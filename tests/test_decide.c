@@ -343,6 +343,70 @@ TEST(proto_coalesces_a_burst) {
     free(w);
 }
 
+/* {"op":"prefetch"} (proto.c) on the shipped model: after a suggest whose
+ * two best suggestions begin with two letters of the word ("I will send
+ * you the re" -> "quest " / "sults "), the first prefetch leaves one guess
+ * for a second, the second none; the suggest that follows with either
+ * letter answers what a fresh client gets. A prefetch followed in the same
+ * read by another request for its session does nothing (no time, no guess
+ * left); one for a session the client never opened is answered ok. */
+TEST(proto_prefetch_guess_by_guess) {
+    char err[256];
+    laya_model *lm = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &lm, err, sizeof err) == LAYA_OK, "%s", err);
+    engine_cfg cfg = engine_cfg_default();
+    proto *p = NULL;
+    CHECK(proto_new(lm, &cfg, 4, &p) == LAYA_OK);
+    static const char ctx[] = "I will send you the re";
+    char line[256];
+    snprintf(line, sizeof line, "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"%s\"}", ctx);
+    free(handle(p, 1, line));
+    int more[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) {
+        char *r = handle(p, 1, "{\"op\":\"prefetch\",\"session\":\"a\"}");
+        json_t *j = json_loads(r, 0, NULL);
+        CHECKF(j && json_is_true(json_object_get(j, "ok")), "%s", r);
+        more[i] = json_is_true(json_object_get(j, "more"));
+        json_decref(j);
+        free(r);
+    }
+    CHECKF(more[0] == 1 && more[1] == 0 && more[2] == 0, "more: %d %d %d", more[0], more[1], more[2]);
+    const char next[2] = {'q', 's'};
+    for (int i = 0; i < 2; i++) {
+        snprintf(line, sizeof line, "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"%s%c\"}", ctx, next[i]);
+        char *r1 = handle(p, 1, line), *r2 = handle(p, 3 + (uint64_t)i, line);
+        json_t *j1 = json_loads(r1, 0, NULL), *j2 = json_loads(r2, 0, NULL);
+        CHECKF(json_equal(json_object_get(j1, "suggestions"), json_object_get(j2, "suggestions")), "%s vs %s", r1, r2);
+        json_decref(j1), json_decref(j2);
+        free(r1), free(r2);
+    }
+    /* stale: the key's request came in the same read */
+    snprintf(line, sizeof line,
+             "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"%s\"}\n{\"op\":\"prefetch\",\"session\":\"a\"}\n"
+             "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"%ss\"}\n",
+             ctx, ctx);
+    collected c = {json_array()};
+    proto_lines in;
+    proto_lines_init(&in, 1 << 16);
+    CHECK(proto_feed(p, 1, &in, line, strlen(line), 0, collect, &c) == LAYA_OK && json_array_size(c.replies) == 3);
+    json_t *pr = json_array_get(c.replies, 1);
+    CHECK(json_is_true(json_object_get(pr, "ok")) && !json_is_true(json_object_get(pr, "more")) &&
+          json_integer_value(json_object_get(pr, "us")) == 0);
+    /* after a new suggest, the first prefetch again leaves one guess */
+    char *r = handle(p, 1, "{\"op\":\"suggest\",\"session\":\"a\",\"context\":\"I will send you the re\"}");
+    free(r);
+    r = handle(p, 1, "{\"op\":\"prefetch\",\"session\":\"a\"}");
+    CHECKF(strstr(r, "\"more\": true") || strstr(r, "\"more\":true"), "%s", r);
+    free(r);
+    r = handle(p, 1, "{\"op\":\"prefetch\",\"session\":\"never\"}");
+    CHECKF(strstr(r, "\"ok\"") && !strstr(r, "error"), "%s", r);
+    free(r);
+    proto_lines_free(&in);
+    json_decref(c.replies);
+    proto_free(p);
+    laya_model_free(lm);
+}
+
 TEST(proto_decide_and_feedback) {
     laya_model *lm;
     float *w;

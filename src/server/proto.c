@@ -235,6 +235,22 @@ static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *re
     return json_pack("{s:b}", "ok", 1);
 }
 
+/* {"op":"prefetch"}: idle work for a client waiting for the next key
+ * (laya_session_prefetch): one guess computed ahead, "more" when another
+ * is left for a next prefetch; nothing when stale (a later request for the
+ * session is already here) or the session has none. */
+static json_t *op_prefetch(proto *p, uint64_t owner, const char *sid, int stale) {
+    proto_slot *sl = proto_table_find(&p->t, owner, sid);
+    int more = 0;
+    double t0 = now_us();
+    if (sl && !stale) {
+        laya_status st = laya_session_prefetch(sl->s, &more);
+        if (st != LAYA_OK) return error("prefetch failed: %s", laya_status_str(st));
+    }
+    double us = now_us() - t0;
+    return json_pack("{s:b,s:b,s:I}", "ok", 1, "more", more, "us", (json_int_t)(us + 0.5));
+}
+
 /* {"op":"commit","text":T[,"private":true]}: T was really typed; it is
  * learned unless learning is off, the request or its session is private,
  * or the memory is incognito. */
@@ -461,6 +477,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (!strcmp(op, "suggest")) return op_suggest(p, owner, sid, req, stale);
     if (!strcmp(op, "feedback")) return op_feedback(p, owner, sid, req);
     if (!strcmp(op, "commit")) return op_commit(p, owner, sid, req);
+    if (!strcmp(op, "prefetch")) return op_prefetch(p, owner, sid, stale);
     if (!strcmp(op, "incognito")) return op_incognito(p, req);
     if (!strcmp(op, "forget")) return op_forget(p, req);
     if (!strcmp(op, "list")) return op_list(p, req);
@@ -483,7 +500,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
         if (st != LAYA_OK) return error("score failed: %s", laya_status_str(st));
         return json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len);
     }
-    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, reset, score, incognito, forget, list, export or notes)", op);
+    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, prefetch, reset, score, incognito, forget, list, export or notes)", op);
 }
 
 json_t *proto_parse(const char *line, size_t n, json_t **err) {

@@ -53,7 +53,8 @@ static void batch_add(void *ctx, const char *line, size_t n) {
 /* A suggest that opted into coalescing ("coalesce", by default on when it
  * carries "t_ms") is stale when a later suggest for the same session follows
  * it in the batch with no other request for that session in between (a
- * commit, reset or feedback must see the order the client sent). */
+ * commit, reset or feedback must see the order the client sent). A
+ * prefetch is stale when any later request for its session follows. */
 static void batch_answer(proto *p, uint64_t owner, batch *b, size_t max, proto_reply_fn fn, void *ctx) {
     json_t **req = calloc((size_t)b->count + 1, sizeof *req), **err = calloc((size_t)b->count + 1, sizeof *err);
     if (!req || !err) {
@@ -72,7 +73,11 @@ static void batch_answer(proto *p, uint64_t owner, batch *b, size_t max, proto_r
         } else {
             const char *sid, *sid2, *op = proto_req_op(req[i], &sid), *op2;
             int stale = 0;
-            if (op && !strcmp(op, "suggest")) {
+            if (op && !strcmp(op, "prefetch")) {
+                /* idle work: pointless once the client has sent more for that session */
+                for (int j = i + 1; j < b->count && !stale; j++)
+                    stale = req[j] && (op2 = proto_req_op(req[j], &sid2)) && !strcmp(sid, sid2);
+            } else if (op && !strcmp(op, "suggest")) {
                 json_t *jc = json_object_get(req[i], "coalesce");
                 int co = json_is_boolean(jc) ? json_is_true(jc) : json_object_get(req[i], "t_ms") != NULL;
                 for (int j = i + 1; co && j < b->count; j++) {
