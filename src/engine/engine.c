@@ -577,12 +577,17 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     return st;
 }
 
+/* Passes over the guesses left that need no work: those that do not go
+ * on with the word. */
+static void skip_guesses(laya_session *s) {
+    while (s->guess_done < s->n_guess && !guess_extends_tail(s, s->guess[s->guess_done], s->guess_n[s->guess_done]))
+        s->guess_done++;
+}
+
 laya_status laya_session_prefetch(laya_session *s, int *more) {
     if (more) *more = 0;
     if (!s) return LAYA_ERR_ARG;
-    /* the next guess that goes on with the word (the others need no work) */
-    while (s->guess_done < s->n_guess && !guess_extends_tail(s, s->guess[s->guess_done], s->guess_n[s->guess_done]))
-        s->guess_done++;
+    skip_guesses(s);
     if (s->guess_done == s->n_guess) return LAYA_OK;
     /* apply clears the guesses (an edit): they are kept here and put back */
     uint8_t g[ENGINE_GUESSES][4];
@@ -603,7 +608,8 @@ laya_status laya_session_prefetch(laya_session *s, int *more) {
     memcpy(s->guess_n, gn, sizeof gn);
     s->n_guess = ng;
     s->guess_done = done;
-    if (more) *more = done < ng;
+    skip_guesses(s);
+    if (more) *more = s->guess_done < ng;
     return LAYA_OK;
 }
 
