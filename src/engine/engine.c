@@ -109,8 +109,9 @@ void laya_model_free(laya_model *lm) {
  * 0.078 / 0.107 / 0.111, reviews-like notes 0.078 / 0.0915 / 0.0955,
  * manuals 0.1245 / 0.1375 / 0.138, requests 0.0335 / 0.0375 / 0.037; model
  * steps per Chinese keystroke 6.51 / 7.57 / 7.93 (`laya bench`, 8 KB of
- * valid.txt). A Chinese keystroke moves the stable state, so most of its
- * search is new and the 12 steps that suit English end before the
+ * valid.txt). A Chinese keystroke changes the CJK tail the first tokens
+ * must cover (a run is read in 4-character chunks: every fourth character
+ * moves the stable state), so most of its search is new and the 12 steps that suit English end before the
  * two-character words are found; 24 costs 22% more steps per key for 1-3
  * points of CSR on every split. English keeps max_steps (its keystrokes
  * mostly re-walk nodes kept from the last one). */
@@ -225,8 +226,8 @@ static laya_status ctx_reserve(laya_session *s, size_t need) {
 
 /* Runs one token through cur and records the checkpoints it produces. A
  * token the last search already stepped from this state is copied from its
- * node instead (in CJK text, where every character moves the stable state,
- * that is the typed character nearly every time). */
+ * node instead (in CJK text, where every fourth character moves the stable
+ * state, that is the last chunk's tokens nearly every time). */
 static void feed(laya_session *s, int32_t id) {
     int ni = engine_node_next(s, id);
     if (ni >= 0) {

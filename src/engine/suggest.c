@@ -39,8 +39,9 @@
  * when the tail allows more than V/4 tokens or its full logits are already
  * there: they are kept until the stable state changes (typing on inside a
  * word re-expands the root with every character). A root rerooted onto a
- * summarized node (the usual case in CJK text, where each character moves
- * the stable state) needs no full logits for its summary. Every state the
+ * summarized node (the usual case at a word's end, and in CJK text at
+ * every fourth character, where a 4-character chunk becomes stable) needs
+ * no full logits for its summary. Every state the
  * search computes is a node kept for later keystrokes, keyed by its token
  * path from the stable state, with the summary of its logits (normaliser,
  * word-end mass, best tokens): typing on inside a word, which leaves the
