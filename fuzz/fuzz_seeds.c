@@ -116,7 +116,10 @@ int main(int argc, char **argv) {
                       "{\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"Best regards\",\"k\":16}\n"
                       "{\"op\":\"reset\",\"session\":\"s1\"}\n"
                       "{\"op\":\"score\",\"text\":\"the cat sat\"}\n"
-                      "{\"op\":\"feedback\",\"session\":\"s1\",\"accepted\":0}\n"},
+                      "{\"op\":\"feedback\",\"session\":\"s1\",\"accepted\":0}\n"
+                      "{\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"Best re\",\"k\":3}\n"
+                      "{\"op\":\"prefetch\",\"session\":\"s1\"}\n"
+                      "{\"op\":\"prefetch\",\"session\":\"s2\"}\n"},
         {"decide.jsonl", "\x05\x40"
                          "{\"op\":\"suggest\",\"context\":\"I would li\",\"t_ms\":100,\"decide\":true}\n"
                          "{\"op\":\"suggest\",\"context\":\"I would lik\",\"t_ms\":130,\"decide\":true}\n"

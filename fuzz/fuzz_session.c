@@ -4,7 +4,8 @@
  * of at most MAX_TEXT bytes (under the engine's window, so both sessions
  * read the text from its start): type bytes, delete from the end, cut,
  * insert or delete in the middle, and ask for suggestions (which leaves
- * search nodes that later edits reuse). After the script the edited
+ * search nodes that later edits reuse), then, for an odd count, let the
+ * session compute ahead as a front end does between keys. After the script the edited
  * session and a fresh one given the final text must hold the same tokens,
  * the same tail start, a bit-identical model state and the same
  * suggestions. Script: per edit 4 bytes (kind % 6, count - 1 % 16, position
@@ -69,10 +70,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
             memmove(text + p, text + p + c, len - p - c);
             len -= c;
             break;
-        case 5: { /* suggestions now: search nodes that later edits may reuse */
+        case 5: { /* suggestions now: search nodes that later edits may reuse; with c
+                     odd, then the idle work a front end does before the next key
+                     (laya_session_prefetch), which must change nothing of the above */
             laya_suggestion out[3];
-            int k = 0;
+            int k = 0, more = c & 1, calls = 0;
             if (laya_suggest(s, 3, out, &k) != LAYA_OK) fz_fail("suggest failed");
+            while (more && calls++ < 4)
+                if (laya_session_prefetch(s, &more) != LAYA_OK) fz_fail("prefetch failed");
+            if (more) fz_fail("prefetch still has guesses after %d calls", calls);
             continue;
         }
         }
