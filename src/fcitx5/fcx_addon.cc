@@ -472,8 +472,12 @@ void Addon::prefetch_later(fcitx::InputContext *ic) {
             laya_session *session = self->state(c)->session;
             self->state(c)->deferred.reset();   /* destroys this lambda: only locals from here */
             int more = 0;
+            double t0 = now_ms();
             /* one guess a turn of the loop: a key waits for one search at most */
-            if (session && laya_session_prefetch(session, &more) == LAYA_OK && more) self->prefetch_later(c);
+            if (!session || laya_session_prefetch(session, &more) != LAYA_OK) return true;
+            /* Counts and time only: never the text. */
+            LAYA_LOG(Debug) << "prefetch: " << static_cast<long>((now_ms() - t0) * 1000) << " us, more " << more;
+            if (more) self->prefetch_later(c);
             return true;
         });
 }

@@ -346,7 +346,12 @@ static void show(IBusLayaEngine *e) {
 static gboolean prefetch(gpointer data) {
     IBusLayaEngine *e = data;
     int more = 0;
-    if (e->session && laya_session_prefetch(e->session, &more) == LAYA_OK && more) return G_SOURCE_CONTINUE;
+    double t0 = now_ms();
+    if (e->session && laya_session_prefetch(e->session, &more) == LAYA_OK) {
+        /* counts and time only, never the text; shown with G_MESSAGES_DEBUG=laya */
+        g_log("laya", G_LOG_LEVEL_DEBUG, "prefetch: %ld us, more %d", (long)((now_ms() - t0) * 1000), more);
+        if (more) return G_SOURCE_CONTINUE;
+    }
     e->ahead_id = 0;
     return G_SOURCE_REMOVE;
 }

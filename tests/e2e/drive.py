@@ -100,6 +100,7 @@ sh("gsettings", "set", "org.freedesktop.ibus.general", "preload-engines", "['xkb
 sh("gsettings", "set", "org.freedesktop.ibus.general", "use-system-keyboard-layout", "true")
 os.environ["IBUS_COMPONENT_PATH"] = "/usr/share/ibus/component:" + component_dir
 os.environ["LAYA_MODEL"] = model
+os.environ["G_MESSAGES_DEBUG"] = "laya"   # the engine's counts (prefetch), never text
 daemon_log = open(os.path.join(work, "ibus-daemon.log"), "w")
 procs.append(subprocess.Popen(["ibus-daemon", "--xim", "--replace", "--verbose"],
                               stdout=daemon_log, stderr=subprocess.STDOUT))
@@ -327,6 +328,9 @@ result("commits: no field's line starts with the last field's text",
        commits and not any(EN + EN in t for t in commits), commits)
 
 result("the engine process ran and is alive", sh("pgrep", "-f", "^" + engine).returncode == 0)
+daemon_log.flush()
+ahead = re.findall(r"prefetch: (\d+) us", open(os.path.join(work, "ibus-daemon.log")).read())
+result(f"between keys the engine computes ahead ({len(ahead)} prefetches)", len(ahead) > 0)
 cmd("quit")
 
 # --- without a model: the user is told, at the caret --------------------------------

@@ -360,6 +360,9 @@ if times:
     times.sort()
     print(f"     {len(times)} computations in the addon, median {times[len(times) // 2]} us, "
           f"max {times[-1]} us", flush=True)
+# Between keys typed 120 ms apart the addon computed ahead (laya_session_prefetch).
+ahead = [int(m) for m in re.findall(r"prefetch: (\d+) us", open(log_path).read())]
+result(f"between keys the addon computes ahead ({len(ahead)} prefetches)", len(ahead) > 0)
 close_window()
 
 # --- a client without surrounding text (XIM): the addon's own record ---------------------
