@@ -364,9 +364,10 @@ static gboolean compute(gpointer data) {
     int n = 0;
     const settings_values *v = &class_of(e)->settings.v;
     if (e->session) laya_session_set_private(e->session, private_field((IBusEngine *)e));
+    gboolean asked = FALSE;   /* the model was asked about this context */
     if (!e->session || !v->enabled || !e->typed->len || silent_field((IBusEngine *)e) ||
         laya_session_set_context(e->session, e->typed->str, e->typed->len) != LAYA_OK ||
-        laya_suggest(e->session, v->count, out, &n) != LAYA_OK ||
+        !(asked = laya_suggest(e->session, v->count, out, &n) == LAYA_OK) ||
         laya_decide(e->decider, now_ms(), out, n, out, &n) != LAYA_OK)
         n = 0;
     int shown = 0;
@@ -380,8 +381,10 @@ static gboolean compute(gpointer data) {
     if (e->n_cand) show(e);
     else hide_table(e);
     show_note(e);
-    /* after what is shown has gone out, and below every other event */
-    if (e->session && !e->ahead_id) e->ahead_id = g_idle_add_full(G_PRIORITY_LOW, prefetch, e, NULL);
+    /* after what is shown has gone out, and below every other event; only
+     * for a context the model was just asked about (not in a password
+     * field, not while off) */
+    if (asked && !e->ahead_id) e->ahead_id = g_idle_add_full(G_PRIORITY_LOW, prefetch, e, NULL);
     return G_SOURCE_REMOVE;
 }
 
