@@ -507,6 +507,7 @@ laya_status laya_session_reset(laya_session *s) {
     s->len = s->origin = s->stable = 0;
     s->cix_end = SIZE_MAX;
     s->shown_n = 0;
+    s->n_guess = 0;
     s->n_tok = 1;
     rewind_to(s, 1);
     return LAYA_OK;
