@@ -527,6 +527,31 @@ TEST(engine_prefetch_changes_nothing_but_the_steps) {
     laya_model_free(lm);
 }
 
+/* Found by fuzz_session: after the guesses were all computed ahead, an
+ * edit into a secret ("Password: hun": laya_suggest answers nothing and
+ * makes no guesses) left the count of guesses done above the count of
+ * guesses, and the next prefetch read past them. It must do nothing. */
+TEST(engine_prefetch_after_a_secret_does_nothing) {
+    char err[256];
+    laya_model *lm = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &lm, err, sizeof err) == LAYA_OK, "%s", err);
+    laya_session *s = NULL;
+    CHECK(laya_session_new(lm, &s) == LAYA_OK);
+    static const char a[] = "I will send you the re", b[] = "Password: hun";
+    laya_suggestion out[3];
+    int n = 0, more = 1, calls = 0;
+    CHECK(laya_session_set_context(s, a, strlen(a)) == LAYA_OK && laya_suggest(s, 3, out, &n) == LAYA_OK && n > 1);
+    while (more && calls++ < 3) CHECK(laya_session_prefetch(s, &more) == LAYA_OK);
+    CHECKF(!more && calls == 2, "%d calls for the two guesses of '%s'", calls, a);
+    laya_session_stats st0, st1;
+    CHECK(laya_session_set_context(s, b, strlen(b)) == LAYA_OK && laya_suggest(s, 3, out, &n) == LAYA_OK && n == 0);
+    CHECK(laya_session_get_stats(s, &st0) == LAYA_OK);
+    CHECK(laya_session_prefetch(s, &more) == LAYA_OK && !more);
+    CHECK(laya_session_get_stats(s, &st1) == LAYA_OK && st1.ahead_steps == st0.ahead_steps);
+    laya_session_free(s);
+    laya_model_free(lm);
+}
+
 /* Caps lock: a partial word in capitals after a word in capitals is
  * completed as its lowercase form and shown in capitals: the suggestions
  * for "... PREV WOR" are those for "... PREV wor" with their letters

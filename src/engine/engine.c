@@ -432,7 +432,7 @@ static laya_status encode_span(laya_session *s, const uint8_t *T, size_t n, size
  * model rewound to the first token that differs and fed from there. */
 static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
     if (keep > s->len) return LAYA_ERR_INTERNAL;
-    s->n_guess = 0;
+    s->n_guess = s->guess_done = 0;
     if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
     size_t old_len = s->len, new_len = keep + n;
     if (ctx_edit(s, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
@@ -507,7 +507,7 @@ laya_status laya_session_reset(laya_session *s) {
     s->len = s->origin = s->stable = 0;
     s->cix_end = SIZE_MAX;
     s->shown_n = 0;
-    s->n_guess = 0;
+    s->n_guess = s->guess_done = 0;
     s->n_tok = 1;
     rewind_to(s, 1);
     return LAYA_OK;
@@ -595,7 +595,7 @@ laya_status laya_session_prefetch(laya_session *s, int *more) {
     if (more) *more = 0;
     if (!s) return LAYA_ERR_ARG;
     skip_guesses(s);
-    if (s->guess_done == s->n_guess) return LAYA_OK;
+    if (s->guess_done >= s->n_guess) return LAYA_OK;
     /* apply clears the guesses (an edit): they are kept here and put back */
     uint8_t g[ENGINE_GUESSES][4];
     int gn[ENGINE_GUESSES];
