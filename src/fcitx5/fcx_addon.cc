@@ -398,20 +398,24 @@ void Addon::on_key_passed(fcitx::KeyEvent &ev) {
     }
 }
 
-void Addon::schedule(fcitx::InputContext *ic) {
-    /* One pending computation per context, COALESCE_US after the key; a key
-     * that comes first drops it (on_key). Not a defer event: fcitx5's loop
-     * runs those before it reads the next queued key, so a burst of keys 1 ms
-     * apart got one computation each (34 of 34, measured in the e2e test's
-     * window). The source lives in ic's state, so it dies with ic. */
+void Addon::schedule(fcitx::InputContext *ic) { after_quiet(ic, &Addon::compute); }
+
+void Addon::after_quiet(fcitx::InputContext *ic, void (Addon::*work)(fcitx::InputContext *)) {
+    /* One pending piece of work per context (a computation, or a prefetch
+     * after it), COALESCE_US from now; a key that comes first drops it
+     * (on_key). Not a defer event: fcitx5's loop runs those before it reads
+     * the next queued key, so a burst of keys 1 ms apart got one computation
+     * each (34 of 34, measured in the e2e test's window). The source lives
+     * in ic's state, so it dies with ic. */
     uint64_t at = fcitx::now(CLOCK_MONOTONIC) + COALESCE_US;
     /* Accuracy 1 ms: 0 would select sd-event's default, up to 250 ms late. */
     state(ic)->deferred = instance_->eventLoop().addTimeEvent(
-        CLOCK_MONOTONIC, at, 1000, [this, ic](fcitx::EventSourceTime *, uint64_t) {
+        CLOCK_MONOTONIC, at, 1000, [this, ic, work](fcitx::EventSourceTime *, uint64_t) {
             Addon *self = this;
             fcitx::InputContext *c = ic;
+            void (Addon::*w)(fcitx::InputContext *) = work;
             self->state(c)->deferred.reset();   /* destroys this lambda: only locals from here */
-            self->compute(c);
+            (self->*w)(c);
             return true;
         });
 }
@@ -455,31 +459,22 @@ void Addon::compute(fcitx::InputContext *ic) {
     LAYA_LOG(Debug) << "suggest: " << n << " found, " << st->shown.size() << " shown, "
                     << static_cast<long>((now_ms() - t0) * 1000) << " us";
     if (!st->shown.empty()) show(ic, st);
-    prefetch_later(ic);
+    /* then, COALESCE_US of quiet after the list went out, the prefetch */
+    after_quiet(ic, &Addon::prefetch);
 }
 
-void Addon::prefetch_later(fcitx::InputContext *ic) {
-    /* COALESCE_US of quiet after the list went out (or the last guess), in
-     * the same slot as a pending computation: the next key drops it as it
-     * drops those. Then the search the next key needs if it types what the
-     * suggestions guessed (laya_session_prefetch, one guess a time), while
-     * the typist is between keys. */
-    uint64_t at = fcitx::now(CLOCK_MONOTONIC) + COALESCE_US;
-    state(ic)->deferred = instance_->eventLoop().addTimeEvent(
-        CLOCK_MONOTONIC, at, 1000, [this, ic](fcitx::EventSourceTime *, uint64_t) {
-            Addon *self = this;
-            fcitx::InputContext *c = ic;
-            laya_session *session = self->state(c)->session;
-            self->state(c)->deferred.reset();   /* destroys this lambda: only locals from here */
-            int more = 0;
-            double t0 = now_ms();
-            /* one guess a turn of the loop: a key waits for one search at most */
-            if (!session || laya_session_prefetch(session, &more) != LAYA_OK) return true;
-            /* Counts and time only: never the text. */
-            LAYA_LOG(Debug) << "prefetch: " << static_cast<long>((now_ms() - t0) * 1000) << " us, more " << more;
-            if (more) self->prefetch_later(c);
-            return true;
-        });
+void Addon::prefetch(fcitx::InputContext *ic) {
+    /* The search the next key needs if it types what the suggestions
+     * guessed (laya_session_prefetch), while the typist is between keys:
+     * one guess a turn (a key waits for one search at most), each in the
+     * slot a key drops. */
+    laya_session *session = state(ic)->session;
+    int more = 0;
+    double t0 = now_ms();
+    if (!session || laya_session_prefetch(session, &more) != LAYA_OK) return;
+    /* Counts and time only: never the text. */
+    LAYA_LOG(Debug) << "prefetch: " << static_cast<long>((now_ms() - t0) * 1000) << " us, more " << more;
+    if (more) after_quiet(ic, &Addon::prefetch);
 }
 
 void Addon::show(fcitx::InputContext *ic, State *st) {

@@ -113,8 +113,9 @@ private:
     void on_key(fcitx::KeyEvent &ev);
     void on_key_passed(fcitx::KeyEvent &ev);
     void schedule(fcitx::InputContext *ic);
+    void after_quiet(fcitx::InputContext *ic, void (Addon::*work)(fcitx::InputContext *));
     void compute(fcitx::InputContext *ic);
-    void prefetch_later(fcitx::InputContext *ic);
+    void prefetch(fcitx::InputContext *ic);
     void show(fcitx::InputContext *ic, State *st);
     void hide(fcitx::InputContext *ic, State *st);
     static void pass_over(State *st);
