@@ -111,8 +111,8 @@ void laya_model_free(laya_model *lm) {
  * steps per Chinese keystroke 6.51 / 7.57 / 7.93 (`laya bench`, 8 KB of
  * valid.txt). A Chinese keystroke changes the CJK tail the first tokens
  * must cover (a run is read in 4-character chunks: every fourth character
- * moves the stable state), so most of its search is new and the 12 steps that suit English end before the
- * two-character words are found; 24 costs 22% more steps per key for 1-3
+ * moves the stable state), so most of its search is new and the 12 steps
+ * that suit English end before the two-character words are found; 24 costs 22% more steps per key for 1-3
  * points of CSR on every split. English keeps max_steps (its keystrokes
  * mostly re-walk nodes kept from the last one). */
 #define ENGINE_CJK_STEPS 24
@@ -556,7 +556,7 @@ static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int 
  * keys"). */
 static int guess_extends_tail(const laya_session *s, const uint8_t *g, int gn) {
     size_t m = s->len - s->stable;
-    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL) return 0;
+    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL || (size_t)gn > ENGINE_MAX_CONTEXT - s->len) return 0;
     uint8_t t[ENGINE_MAX_TAIL];
     memcpy(t, s->ctx + s->stable, m);
     memcpy(t + m, g, (size_t)gn);
@@ -596,27 +596,17 @@ laya_status laya_session_prefetch(laya_session *s, int *more) {
     if (!s) return LAYA_ERR_ARG;
     skip_guesses(s);
     if (s->guess_done >= s->n_guess) return LAYA_OK;
-    /* apply clears the guesses (an edit): they are kept here and put back */
-    uint8_t g[ENGINE_GUESSES][4];
-    int gn[ENGINE_GUESSES];
-    const int ng = s->n_guess, done = s->guess_done + 1, k = s->guess_k;
-    memcpy(g, s->guess, sizeof g);
-    memcpy(gn, s->guess_n, sizeof gn);
-    const size_t len = s->len, stable = s->stable, n_tok = s->n_tok;
-    const uint64_t ver = s->cur_ver;
-    laya_status st = apply(s, len, g[done - 1], (size_t)gn[done - 1]);
-    /* (guess_extends_tail promised this; were it wrong, the search would
-     * step the model from a state the next key may not keep) */
-    if (st == LAYA_OK && s->stable == stable && s->n_tok == n_tok && s->cur_ver == ver) engine_search_ahead(s, k);
-    laya_status back = apply(s, len, NULL, 0);
-    if (st == LAYA_OK) st = back;
-    if (st != LAYA_OK) return st;
-    memcpy(s->guess, g, sizeof g);
-    memcpy(s->guess_n, gn, sizeof gn);
-    s->n_guess = ng;
-    s->guess_done = done;
+    const int i = s->guess_done++;
+    const size_t len = s->len;
+    /* The guess typed, the search, the guess taken back. Only the tail
+     * grows (guess_extends_tail): the stable tokens and the model state are
+     * those of the context, so there is nothing for apply to re-encode or
+     * feed, and the guesses stay. */
+    if (ctx_edit(s, len, s->guess[i], (size_t)s->guess_n[i]) != LAYA_OK) return LAYA_ERR_NOMEM;
+    engine_search_ahead(s, s->guess_k);
+    s->len = len;
     skip_guesses(s);
-    if (more) *more = s->guess_done < ng;
+    if (more) *more = s->guess_done < s->n_guess;
     return LAYA_OK;
 }
 
