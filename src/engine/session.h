@@ -89,7 +89,7 @@ typedef struct {
 enum { ENGINE_MAX_CAND = 128, ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
 /* Next keys laya_session_prefetch computes ahead: the best suggestion's
  * first character is the next key in 48% of English keystrokes, the two
- * best first characters in 56% (the median keystroke then a guess that
+ * best first characters in 55% (the median keystroke then a guess that
  * was right: docs/RESULTS.md, "Computing ahead between keys"). */
 enum { ENGINE_GUESSES = 2 };
 
