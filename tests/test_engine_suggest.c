@@ -527,6 +527,54 @@ TEST(engine_prefetch_changes_nothing_but_the_steps) {
     laya_model_free(lm);
 }
 
+/* A guess that ends the word (the blank after "your"): the session computes
+ * it under the same root (the finished word's path, then the next word's
+ * first tokens), and when the blank comes the stable state moves onto that
+ * path: the next search steps the model far less than without the
+ * prefetch, and its list is the same. */
+TEST(engine_prefetch_computes_the_blank_after_a_word) {
+    static const char *const ctx[] = {"Thank you for your", "Hi Anna, thanks for the update",
+                                      "I will send you the report", "See you at the"};
+    char err[256];
+    laya_model *lm = NULL;
+    CHECKF(laya_model_load("models/default.safetensors", &lm, err, sizeof err) == LAYA_OK, "%s", err);
+    uint64_t with = 0, without = 0;
+    int blanks = 0;
+    for (size_t c = 0; c < sizeof ctx / sizeof *ctx; c++) {
+        laya_session *s[2] = {NULL, NULL};
+        for (int v = 0; v < 2; v++) CHECK(laya_session_new(lm, &s[v]) == LAYA_OK);
+        laya_suggestion a[3], b[3];
+        int na = 0, nb = 0, more = 1, calls = 0;
+        const size_t n = strlen(ctx[c]);
+        CHECK(suggest_pair(s, ctx[c], n, 3, a, &na, b, &nb) && !lists_differ(a, na, b, nb));
+        int blank = 0;
+        for (int j = 0; j < na; j++) blank |= a[j].text[0] == ' ';
+        blanks += blank;
+        while (more && calls++ < 3) CHECK(laya_session_prefetch(s[1], &more) == LAYA_OK);
+        laya_session_stats st[2][2];
+        for (int v = 0; v < 2; v++) CHECK(laya_session_get_stats(s[v], &st[v][0]) == LAYA_OK);
+        char typed[64];
+        snprintf(typed, sizeof typed, "%s ", ctx[c]);
+        CHECK(suggest_pair(s, typed, n + 1, 3, a, &na, b, &nb));
+        CHECKF(!lists_differ(a, na, b, nb), "after '%s': '%s' with the prefetch, '%s' without", typed,
+               na ? a[0].text : "", nb ? b[0].text : "");
+        for (int v = 0; v < 2; v++) CHECK(laya_session_get_stats(s[v], &st[v][1]) == LAYA_OK);
+        /* the same stable tokens read, by copies of the nodes' states or by steps */
+        CHECK(st[0][1].steps + st[0][1].search_steps - st[0][0].steps - st[0][0].search_steps >=
+              st[1][1].steps + st[1][1].search_steps - st[1][0].steps - st[1][0].search_steps);
+        if (blank) {
+            without += st[0][1].steps + st[0][1].search_steps - st[0][0].steps - st[0][0].search_steps;
+            with += st[1][1].steps + st[1][1].search_steps - st[1][0].steps - st[1][0].search_steps;
+        }
+        laya_session_free(s[0]);
+        laya_session_free(s[1]);
+    }
+    CHECKF(blanks >= 2, "only %d of the contexts had a suggestion that begins with a blank", blanks);
+    CHECKF(with * 2 < without, "the blank after a word: %llu model steps with the prefetch, %llu without",
+           (unsigned long long)with, (unsigned long long)without);
+    laya_model_free(lm);
+}
+
 /* Found by fuzz_session: after the guesses were all computed ahead, an
  * edit into a secret ("Password: hun": laya_suggest answers nothing and
  * makes no guesses) left the count of guesses done above the count of

@@ -27,6 +27,9 @@
  * time (what the IBus engine and the fcitx5 addon do while they wait for the
  * next key), timed on its own, its model steps reported apart: the
  * keystroke columns are then what a typist who pauses between keys waits.
+ * --keys FILE writes one tab-separated line per keystroke (text, index, the
+ * character typed, ms, model steps, full logits vectors, suggestions shown,
+ * prefetch ms), for finding which keys make the tail of the distribution.
  *
  * Texts: the arguments, else the first --kb KB (default 8) of
  * data/corpus/en/valid.txt and data/corpus/zh/valid.txt, else
@@ -46,6 +49,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya bench [--model PATH] [--kb N] [--memory PATH [--history F] [--feedback]] [--prefetch]\n"
+            "                  [--keys FILE]\n"
             "                  " CLI_SEARCH_USAGE " [TEXT...]\n"
             "Per-keystroke latency (context with one more character in, k=3 suggestions out),\n"
             "model steps and full logits vectors per keystroke, cold start, peak memory; one\n"
@@ -54,7 +58,9 @@ static void usage(FILE *f) {
             "throw-away one), --history F: F committed to it line by line first (untimed),\n"
             "--feedback: every list shown is passed over (feedback -1), timed on its own.\n"
             "--prefetch: laya_session_prefetch between keys, as a front end's idle callback\n"
-            "does (timed on its own; its model steps are not in the keystroke's).\n");
+            "does (timed on its own; its model steps are not in the keystroke's).\n"
+            "--keys FILE: one tab-separated line per keystroke: text, index, character\n"
+            "(escaped), ms, model steps, logits vectors, suggestions shown, prefetch ms.\n");
 }
 
 /* The first max_bytes of path (0: all), cut back to whole UTF-8 characters;
@@ -89,8 +95,31 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *mem, int feedback, int prefetch,
-                     const char *name, const char *text, size_t len, const char *src) {
+/* What every text is run with. */
+typedef struct {
+    const laya_search_opts *cfg;
+    laya_memory *mem;  /* learning on, or NULL */
+    int feedback, prefetch;
+    FILE *keys;  /* --keys: the per-keystroke record, or NULL */
+} bench_run;
+
+/* One key's character for the --keys record: tab, newline, backslash and
+ * other control characters escaped, so a line stays one line. */
+static void put_key(FILE *f, const char *p, size_t n) {
+    if (n == 1 && (unsigned char)p[0] < 0x20) {
+        fprintf(f, p[0] == '\n' ? "\\n" : p[0] == '\t' ? "\\t" : "\\x%02x", (unsigned char)p[0]);
+    } else if (n == 1 && p[0] == '\\') {
+        fputs("\\\\", f);
+    } else {
+        fwrite(p, 1, n, f);
+    }
+}
+
+static void run_text(laya_model *m, const bench_run *r, const char *name, const char *text, size_t len,
+                     const char *src) {
+    const laya_search_opts *cfg = r->cfg;
+    laya_memory *mem = r->mem;
+    int feedback = r->feedback, prefetch = r->prefetch;
     laya_session *s = NULL;
     laya_status st = laya_session_new(m, &s);
     if (st == LAYA_OK) st = laya_session_set_search(s, cfg);
@@ -107,11 +136,12 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
     uint64_t logits0 = ss.search_logits, ahead0 = ss.ahead_steps;
     size_t k = 0, shown = 0;
     for (size_t i = 0; i < len;) {
+        size_t at = i;
         i = utf8_next((const uint8_t *)text, len, i);
         laya_suggestion out[3];
         int n = 0;
         laya_session_get_stats(s, &ss);
-        uint64_t before = ss.steps + ss.search_steps;
+        uint64_t before = ss.steps + ss.search_steps, logits_before = ss.search_logits;
         double t0 = cli_now_s();
         st = laya_session_set_context(s, text, i);
         if (st == LAYA_OK) st = laya_suggest(s, 3, out, &n);
@@ -134,6 +164,13 @@ static void run_text(laya_model *m, const laya_search_opts *cfg, laya_memory *me
         uint64_t used = ss.steps + ss.search_steps - before;
         if (used > worst_steps) worst_steps = used;
         shown += n > 0;
+        if (r->keys) {
+            /* steps and logits are the keystroke's: the prefetch's are counted apart */
+            fprintf(r->keys, "%s\t%zu\t", name, k - 1);
+            put_key(r->keys, text + at, i - at);
+            fprintf(r->keys, "\t%.4f\t%llu\t%llu\t%d\t%.4f\n", ms[k - 1], (unsigned long long)used,
+                    (unsigned long long)(ss.search_logits - logits_before), n, prefetch ? pf_ms[np - 1] : 0.0);
+        }
     }
     double sum = 0;
     for (size_t i = 0; i < k; i++) sum += ms[i];
@@ -197,6 +234,7 @@ int cmd_bench(int argc, char **argv) {
     double t_start = cli_now_s();
     const char *model_arg = NULL, *memory_arg = NULL, *history = NULL;
     const char *texts[16];
+    const char *keys_path = NULL;
     int nt = 0, kb = 8, feedback = 0, prefetch = 0;
     laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
@@ -223,6 +261,10 @@ int cmd_bench(int argc, char **argv) {
             feedback = 1;
         } else if (!strcmp(a, "--prefetch")) {
             prefetch = 1;
+        } else if (!strcmp(a, "--keys")) {
+            if (!v) cli_die("--keys expects a file to write");
+            keys_path = v;
+            i++;
         } else if (!strcmp(a, "--kb")) {
             kb = (int)cli_int(a, v, 0, 1 << 20);
             i++;
@@ -250,6 +292,12 @@ int cmd_bench(int argc, char **argv) {
     double t_first = cli_now_s() - t0, t_proc = cli_now_s() - t_start;
     laya_session_free(s);
 
+    FILE *keys = NULL;
+    if (keys_path) {
+        keys = fopen(keys_path, "w");
+        if (!keys) cli_die("bench: cannot write '%s': %s", keys_path, strerror(errno));
+        fputs("text\tkey\tchar\tms\tsteps\tlogits\tshown\tprefetch_ms\n", keys);
+    }
     laya_memory *mem = memory_arg ? cli_open_memory(memory_arg) : NULL;
     size_t hist_bytes = 0;
     if (history) {
@@ -290,11 +338,13 @@ int cmd_bench(int argc, char **argv) {
         const char *slash = strrchr(path, '/');
         char name[64];
         snprintf(name, sizeof name, "%s", nt ? (slash ? slash + 1 : path) : i ? "chinese" : "english");
-        run_text(m, &cfg, mem, feedback, prefetch, name, t, len, path);
+        bench_run r = {&cfg, mem, feedback, prefetch, keys};
+        run_text(m, &r, name, t, len, path);
         free(t);
     }
     laya_memory_free(mem);
     laya_model_free(m);
+    if (keys && fclose(keys) != 0) cli_die("bench: cannot write '%s': %s", keys_path, strerror(errno));
 
     double best = -1;
     long rss = 0;

@@ -545,23 +545,36 @@ static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int 
     }
 }
 
-/* Guess g goes on with the typed tail: with it the tail is still all
- * unfinished (tok_tail_start 0 from the stable end), so the stable tokens,
- * the model's state and the search's root stay as they are, and the search
- * for the longer tail reuses and leaves its nodes under that same root.
+/* Guess g keeps the search's root: the stable tokens, the model's state
+ * and the root stay as they are while it is typed (ctx_edit, no re-encode),
+ * and the search for the longer tail reuses and leaves its nodes under that
+ * root. Two kinds of guess:
+ * - it goes on with the typed tail (tok_tail_start 0 from the stable end: a
+ *   letter inside the word);
+ * - it ends the tail's word and begins the next chunk (tok_tail_start at the
+ *   guess: a blank or punctuation after a word), not a control character
+ *   (beams never cross a newline). The search then walks the finished
+ *   word's token path from the root, constrained by the tail, and expands
+ *   the next chunk's first tokens under it; the real key moves the stable
+ *   state onto that path, feed() copies its states and reroot() keeps its
+ *   subtree (laya bench --keys over English dialogue: model steps on demand
+ *   of a blank 2.23 -> 1.20, of punctuation 6.58 -> 5.13, for one step
+ *   ahead more a key; docs/RESULTS.md, "Computing ahead between keys").
  * Not a CJK character: inside a CJK run of up to 4 characters (tok_chunk.c)
- * this holds too, but the guesses are right too rarely there: tried on the
- * Chinese splits, model steps on demand 8.9 -> 7.5 a key for 6.3-6.9 more
- * in idle time, p50 -10% (docs/RESULTS.md, "Computing ahead between
- * keys"). */
-static int guess_extends_tail(const laya_session *s, const uint8_t *g, int gn) {
+ * the root stays too, but the guesses are right too rarely there: tried on
+ * the Chinese splits, model steps on demand 8.9 -> 7.5 a key for 6.3-6.9
+ * more in idle time, p50 -10%; three guesses from the candidates' first
+ * characters reach 44% of the keys and 8.7 -> 6.1 steps on demand for 19
+ * ahead, and the median key is still a miss (docs/RESULTS.md). */
+static int guess_keeps_root(const laya_session *s, const uint8_t *g, int gn) {
     size_t m = s->len - s->stable;
     if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL || (size_t)gn > ENGINE_MAX_CONTEXT - s->len) return 0;
     uint8_t t[ENGINE_MAX_TAIL];
     memcpy(t, s->ctx + s->stable, m);
     memcpy(t + m, g, (size_t)gn);
     if (utf8_cjk_at(t, m + (size_t)gn, m)) return 0;
-    return tok_tail_start(s->m->tok, t, m + (size_t)gn) == 0;
+    const size_t ts = tok_tail_start(s->m->tok, t, m + (size_t)gn);
+    return ts == 0 || (ts == m && g[0] >= 0x20 && g[0] != 0x7F);
 }
 
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
@@ -584,10 +597,10 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     return st;
 }
 
-/* Passes over the guesses left that need no work: those that do not go
- * on with the word. */
+/* Passes over the guesses left that need no work: those that would move
+ * the search's root (guess_keeps_root). */
 static void skip_guesses(laya_session *s) {
-    while (s->guess_done < s->n_guess && !guess_extends_tail(s, s->guess[s->guess_done], s->guess_n[s->guess_done]))
+    while (s->guess_done < s->n_guess && !guess_keeps_root(s, s->guess[s->guess_done], s->guess_n[s->guess_done]))
         s->guess_done++;
 }
 
@@ -599,7 +612,7 @@ laya_status laya_session_prefetch(laya_session *s, int *more) {
     const int i = s->guess_done++;
     const size_t len = s->len;
     /* The guess typed, the search, the guess taken back. Only the tail
-     * grows (guess_extends_tail): the stable tokens and the model state are
+     * grows (guess_keeps_root): the stable tokens and the model state are
      * those of the context, so there is nothing for apply to re-encode or
      * feed, and the guesses stay. */
     if (ctx_edit(s, len, s->guess[i], (size_t)s->guess_n[i]) != LAYA_OK) return LAYA_ERR_NOMEM;

@@ -188,6 +188,26 @@ PY
 "$LAYA" serve --model "$M" </dev/null >/dev/null 2>"$T/f.err"
 check "serve without --stdio is refused" grep -q -- "--stdio" "$T/f.err"
 
+# --- laya bench --keys ---------------------------------------------------
+printf 'Thank you,\tfor the\\ help.\n我们明天见' >"$T/keys.txt"
+"$LAYA" bench --model "$M" --prefetch --keys "$T/keys.tsv" "$T/keys.txt" >"$T/bench.out" 2>&1
+check "bench --keys: one line a character, escaped, its steps and prefetch time" python3 - "$T/keys.tsv" "$T/keys.txt" "$T/bench.out" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1], encoding="utf-8")]
+text = open(sys.argv[2], encoding="utf-8").read()
+assert rows[0] == ["text", "key", "char", "ms", "steps", "logits", "shown", "prefetch_ms"], rows[0]
+rows = rows[1:]
+assert len(rows) == len(text), (len(rows), len(text))
+esc = {"\t": "\\t", "\n": "\\n", "\\": "\\\\"}
+assert [r[2] for r in rows] == [esc.get(c, c) for c in text], [r[2] for r in rows]
+assert [int(r[1]) for r in rows] == list(range(len(text)))
+assert all(len(r) == 8 and float(r[3]) > 0 and int(r[4]) >= 0 and 0 <= int(r[6]) <= 3 for r in rows)
+assert any(float(r[7]) > 0 for r in rows), "no prefetch time recorded"
+assert sum(int(r[4]) for r in rows) > 0
+PY
+expect_fail "bench --keys: an unwritable file is refused, naming it" "cannot write '/nonexistent/k.tsv'" \
+    "$LAYA" bench --model "$M" --keys /nonexistent/k.tsv "$T/keys.txt"
+
 # --- laya type -----------------------------------------------------------
 expect_fail "serve: --max-steps out of range" "expects a whole number" "$LAYA" serve --stdio --model "$M" --max-steps 0
 printf '{"op":"suggest","context":"the ","k":3}\n' | "$LAYA" serve --stdio --model "$M" --max-steps 1 >"$T/ms1.json" 2>&1
