@@ -121,11 +121,12 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
  * model states the next laya_suggest needs if the next key types the first
  * character of the best suggestion just returned, or of the next one that
  * begins otherwise, where that character goes on with the word being typed
- * (a letter of an alphabetic word: the text the model has read for good
- * does not change). One guess a call, about one laya_suggest's search;
+ * (a letter of an alphabetic word) or ends it (a blank or punctuation after
+ * it): the search stays rooted where the text the model has read for good
+ * ends. One guess a call, about one laya_suggest's search;
  * *more (may be NULL) is 1 when another guess is left for a next call, so
  * that a key arriving meanwhile waits for one search at most. Nothing to
- * do (no suggestion, an edit since, a word's end, CJK text, the guesses
+ * do (no suggestion, an edit since, a newline, CJK text, the guesses
  * done) returns LAYA_OK at once. The context and every later suggestion
  * are exactly as without it; only the next keystroke's model steps are
  * fewer when a guess was right. The texts the last laya_suggest returned

@@ -37,6 +37,9 @@ typedef struct {
  * width that have matched the typed tail and as many that have not yet
  * (suggest.c, next_generation). */
 enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM, ENGINE_NC_TOP = 16 };
+/* ENGINE_KEPT: full logits vectors kept for nodes that may become the root
+ * (suggest.c, keep_logits). */
+enum { ENGINE_KEPT = 4 };
 typedef struct {
     ckpt c;
     uint64_t id;                  /* unique while cur is unchanged; 0: unused */
@@ -147,6 +150,12 @@ struct laya_session {
     uint32_t stamp;                 /* search depth stamp */
     int root_logits_ok;
     float *root_logits;             /* (V) logits of cur, while nodes_ver == cur_ver */
+    /* Full logits of nodes whose path ends where the typed tail ends (the
+     * word just typed: a blank or punctuation next makes it the root),
+     * ENGINE_KEPT in turn, by node id (ids are never reused; 0: none). */
+    float *kept_logits;             /* (ENGINE_KEPT, V) */
+    uint64_t kept_id[ENGINE_KEPT];
+    int kept_next;
     float *logits;                  /* (B, V) batched logits; (V) gathered ones */
     float *ybatch;                  /* (B, H) */
     float *bscratch;                /* model_batch_scratch_floats(B) */

@@ -102,7 +102,7 @@ void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {
 laya_status engine_search_init(laya_session *s) {
     const model_cfg *c = &s->cfg;
     size_t per = model_state_floats(c) + (size_t)c->H;
-    size_t total = ENGINE_NODES * per + (size_t)(ENGINE_GEN_BEAMS + 1) * (size_t)c->V +
+    size_t total = ENGINE_NODES * per + (size_t)(ENGINE_GEN_BEAMS + 1 + ENGINE_KEPT) * (size_t)c->V +
                    (size_t)ENGINE_GEN_BEAMS * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_GEN_BEAMS) +
                    4 * (size_t)c->V;
     s->search_mem = malloc(total * sizeof(float));
@@ -119,6 +119,10 @@ laya_status engine_search_init(laya_session *s) {
     }
     s->root_logits = p;
     p += c->V;
+    s->kept_logits = p;
+    p += (size_t)ENGINE_KEPT * (size_t)c->V;
+    for (int i = 0; i < ENGINE_KEPT; i++) s->kept_id[i] = 0;
+    s->kept_next = 0;
     s->logits = p;
     p += (size_t)ENGINE_GEN_BEAMS * (size_t)c->V;
     s->ybatch = p;
@@ -333,6 +337,21 @@ static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
     q->np = start + n;
 }
 
+/* Keeps lg (V), the full logits of node id, for reroot: the node's path
+ * ends where the typed tail ends (or, computing ahead, where a guessed blank
+ * or punctuation begins), so the next key, a blank or punctuation, may make
+ * it the root, whose logits a blank's many allowed tokens need. The kernels
+ * give a row the same bits whichever product computed it (tests/test_kern.c:
+ * consistent), so the kept vector is the one the root would compute. */
+static void keep_logits(laya_session *s, uint64_t id, const float *lg) {
+    for (int i = 0; i < ENGINE_KEPT; i++)
+        if (s->kept_id[i] == id) return;
+    const int k = s->kept_next;
+    memcpy(s->kept_logits + (size_t)k * (size_t)s->cfg.V, lg, (size_t)s->cfg.V * sizeof(float));
+    s->kept_id[k] = id;
+    s->kept_next = (k + 1) % ENGINE_KEPT;
+}
+
 /* Expands a beam that has not matched the whole tail yet. */
 static void expand_constrained(search *q, int bi) {
     laya_session *s = q->s;
@@ -373,9 +392,12 @@ static void expand_constrained(search *q, int bi) {
         }
         for (int i = 0; i < n; i++) lg[i] = s->root_logits[s->ids[i]];
     } else if (n > V / 4) {
+        /* (many tokens allowed: the rest of the tail begins a chunk, a blank
+         * typed ahead, and the node is the word before it) */
         float *all = s->logits + V;
         model_logits(m, s->nodes[b->node].c.y, all);
         s->search_logits++;
+        keep_logits(s, nd->id, all);
         for (int i = 0; i < n; i++) lg[i] = all[s->ids[i]];
     } else {
         model_logits_ids(m, s->nodes[b->node].c.y, s->ids, n, lg);
@@ -431,7 +453,7 @@ static void summarize_free(search *q, int nb) {
     laya_session *s = q->s;
     const int H = s->cfg.H;
     const int32_t V = s->cfg.V;
-    int idx[ENGINE_GEN_BEAMS], n = 0;
+    int idx[ENGINE_GEN_BEAMS], at_end[ENGINE_GEN_BEAMS], n = 0;
     for (int i = 0; i < nb; i++) {
         const beam *b = &s->beams[0][i];
         /* (a root rerooted onto a summarized node keeps its summary; its
@@ -441,6 +463,7 @@ static void summarize_free(search *q, int nb) {
         for (int j = 0; j < n; j++) dup |= idx[j] == b->node;
         if (dup) continue;
         memcpy(s->ybatch + (size_t)n * H, s->nodes[b->node].c.y, (size_t)H * sizeof(float));
+        at_end[n] = q->m > 0 && b->r == q->m && b->glen == 0;
         idx[n++] = b->node;
     }
     if (n == 0) return;
@@ -451,6 +474,8 @@ static void summarize_free(search *q, int nb) {
         if (idx[j] == ENGINE_NODES && !s->root_logits_ok) {
             memcpy(s->root_logits, lg, (size_t)V * sizeof(float));
             s->root_logits_ok = 1;
+        } else if (idx[j] != ENGINE_NODES && at_end[j]) {
+            keep_logits(s, s->nodes[idx[j]].id, lg);
         }
         summarize(s, lg, &s->nodes[idx[j]]);
     }
@@ -829,8 +854,17 @@ static int advance(search *q) {
 static void reroot(laya_session *s) {
     node *root = &s->nodes[ENGINE_NODES];
     int at = s->cur.st.n > s->root_n ? node_at_cur(s) : -1;
+    s->root_logits_ok = 0;
     if (at >= 0) {
         node *nd = &s->nodes[at];
+        /* its full logits, when a search kept them (keep_logits): cur's
+         * state is a copy of the node's (feed), so they are cur's */
+        for (int i = 0; i < ENGINE_KEPT && !s->root_logits_ok; i++)
+            if (s->kept_id[i] == nd->id) {
+                memcpy(s->root_logits, s->kept_logits + (size_t)i * (size_t)s->cfg.V,
+                       (size_t)s->cfg.V * sizeof(float));
+                s->root_logits_ok = 1;
+            }
         root->id = nd->id;
         root->has_sum = nd->has_sum;
         root->lz = nd->lz;
@@ -847,7 +881,6 @@ static void reroot(laya_session *s) {
     }
     root->c = s->cur;
     root->nc_ver = 0;
-    s->root_logits_ok = 0;
     s->nodes_ver = s->cur_ver;
     s->nodes_rewinds = s->rewinds;
     s->root_n = s->cur.st.n;
