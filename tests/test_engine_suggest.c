@@ -538,7 +538,7 @@ TEST(engine_prefetch_computes_the_blank_after_a_word) {
     char err[256];
     laya_model *lm = NULL;
     CHECKF(laya_model_load("models/default.safetensors", &lm, err, sizeof err) == LAYA_OK, "%s", err);
-    uint64_t with = 0, without = 0;
+    uint64_t with = 0, without = 0, lg_with = 0, lg_without = 0;
     int blanks = 0;
     for (size_t c = 0; c < sizeof ctx / sizeof *ctx; c++) {
         laya_session *s[2] = {NULL, NULL};
@@ -565,6 +565,8 @@ TEST(engine_prefetch_computes_the_blank_after_a_word) {
         if (blank) {
             without += st[0][1].steps + st[0][1].search_steps - st[0][0].steps - st[0][0].search_steps;
             with += st[1][1].steps + st[1][1].search_steps - st[1][0].steps - st[1][0].search_steps;
+            lg_without += st[0][1].search_logits - st[0][0].search_logits;
+            lg_with += st[1][1].search_logits - st[1][0].search_logits;
         }
         laya_session_free(s[0]);
         laya_session_free(s[1]);
@@ -572,6 +574,9 @@ TEST(engine_prefetch_computes_the_blank_after_a_word) {
     CHECKF(blanks >= 2, "only %d of the contexts had a suggestion that begins with a blank", blanks);
     CHECKF(with * 2 < without, "the blank after a word: %llu model steps with the prefetch, %llu without",
            (unsigned long long)with, (unsigned long long)without);
+    /* the new root's full logits too: kept from the search ahead (keep_logits) */
+    CHECKF(lg_with * 4 < lg_without, "the blank after a word: %llu full logits vectors with the prefetch, %llu without",
+           (unsigned long long)lg_with, (unsigned long long)lg_without);
     laya_model_free(lm);
 }
 

@@ -41,7 +41,9 @@
  * word re-expands the root with every character). A root rerooted onto a
  * summarized node (the usual case at a word's end, and in CJK text at
  * every fourth character, where a 4-character chunk becomes stable) needs
- * no full logits for its summary. Every state the
+ * no full logits for its summary, and a blank's many allowed tokens take
+ * the full logits the last search kept for that node (keep_logits: the
+ * word just typed, or the word before a blank computed ahead). Every state the
  * search computes is a node kept for later keystrokes, keyed by its token
  * path from the stable state, with the summary of its logits (normaliser,
  * word-end mass, best tokens): typing on inside a word, which leaves the
