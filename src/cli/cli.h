@@ -4,6 +4,7 @@
 #define LAYA_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "laya.h"
 
 /* Prints "laya: <message>" to stderr and exits with status 1. */
@@ -51,6 +52,11 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o);
 
 /* Seconds on the monotonic clock (for durations). */
 double cli_now_s(void);
+
+/* Writes s[0..n) with C escapes, so that a newline, a tab or another control
+ * byte stays visible and one line stays one line: \n, \t, \xHH, a backslash
+ * doubled, and quote (the quote around the text; 0 for none) backslashed. */
+void cli_put_escaped(FILE *f, const char *s, size_t n, int quote);
 
 /* Each subcommand: argv[0] is the subcommand name. Returns the exit status. */
 int cmd_complete(int argc, char **argv);

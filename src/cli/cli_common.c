@@ -41,6 +41,17 @@ double cli_now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void cli_put_escaped(FILE *f, const char *s, size_t n, int quote) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\\' || (quote && c == quote)) fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+    }
+}
+
 const char *cli_model_path(const char *explicit_path) {
     static char buf[PATH_MAX + 64];
     if (explicit_path) return explicit_path;

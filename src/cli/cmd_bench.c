@@ -103,18 +103,6 @@ typedef struct {
     FILE *keys;  /* --keys: the per-keystroke record, or NULL */
 } bench_run;
 
-/* One key's character for the --keys record: tab, newline, backslash and
- * other control characters escaped, so a line stays one line. */
-static void put_key(FILE *f, const char *p, size_t n) {
-    if (n == 1 && (unsigned char)p[0] < 0x20) {
-        fprintf(f, p[0] == '\n' ? "\\n" : p[0] == '\t' ? "\\t" : "\\x%02x", (unsigned char)p[0]);
-    } else if (n == 1 && p[0] == '\\') {
-        fputs("\\\\", f);
-    } else {
-        fwrite(p, 1, n, f);
-    }
-}
-
 static void run_text(laya_model *m, const bench_run *r, const char *name, const char *text, size_t len,
                      const char *src) {
     const laya_search_opts *cfg = r->cfg;
@@ -167,7 +155,7 @@ static void run_text(laya_model *m, const bench_run *r, const char *name, const 
         if (r->keys) {
             /* steps and logits are the keystroke's: the prefetch's are counted apart */
             fprintf(r->keys, "%s\t%zu\t", name, k - 1);
-            put_key(r->keys, text + at, i - at);
+            cli_put_escaped(r->keys, text + at, i - at, 0);
             fprintf(r->keys, "\t%.4f\t%llu\t%llu\t%d\t%.4f\n", ms[k - 1], (unsigned long long)used,
                     (unsigned long long)(ss.search_logits - logits_before), n, prefetch ? pf_ms[np - 1] : 0.0);
         }

@@ -77,14 +77,7 @@ static void die_status(const char *what, laya_status st, const char *err) {
  * or a leading space stays visible. */
 static void print_quoted(FILE *f, const char *s, size_t n) {
     fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\x%02x", c);
-        else fputc(c, f);
-    }
+    cli_put_escaped(f, s, n, '"');
     fputc('"', f);
 }
 
