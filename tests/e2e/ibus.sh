@@ -9,7 +9,7 @@
 # here on a fixture text, so the checks do not move with the shipped model).
 # SHOT=path saves the screenshot of the ghost text (default $BUILD/e2e/ibus-ghost.png).
 # TEXT=... the English text typed (default "Best re"). The README's picture:
-#   MODEL=models/default.safetensors TEXT="Thank you for your he" SHOT=docs/ibus-ghost.png sh tests/e2e/ibus.sh
+#   MODEL=models/default.safetensors TEXT="Could you please send me the" SHOT=docs/ibus-ghost.png sh tests/e2e/ibus.sh
 # PYTHON_GI: a Python 3 with Debian's python3-gi (default /usr/bin/python3).
 BUILD=${BUILD:-build}
 # The fixture model is trained here, so it is unsigned (tests/cli/sign.sh
