@@ -56,7 +56,7 @@ endif
 # The trainer is throughput code for machines from 2015 on (AVX2+FMA).
 $(BUILD)/src/train/%.o: CFLAGS += -O3 -march=x86-64-v3
 
-.PHONY: all lib test test-c bench corpus clean install cuda
+.PHONY: all lib test test-c bench corpus clean install cuda layers
 all: $(BUILD)/laya
 
 lib: $(BUILD)/liblaya.a
@@ -80,6 +80,11 @@ $(BUILD)/laya_bench: $(BENCH_OBJ) $(BUILD)/liblaya.a
 
 test: $(BUILD)/laya_tests $(BUILD)/laya
 	BUILD=$(BUILD) sh tests/run.sh
+
+# Folders depend downwards only, in the order of docs/DESIGN.md ("Layers"):
+# names every include of src/ that goes up or sideways.
+layers:
+	sh scripts/layers.sh
 
 bench: $(BUILD)/laya_bench $(BUILD)/laya
 	$(BUILD)/laya_bench

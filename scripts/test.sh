@@ -9,6 +9,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
+make layers
 case "$*" in
 *SANITIZE=*) make -j"$(nproc)" "$@" all ;;
 *) make -j"$(nproc)" "$@" all ibus fcitx5 ;;
