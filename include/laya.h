@@ -515,6 +515,105 @@ laya_status laya_session_set_notes(laya_session *s, laya_notes *n);
  * is returned. */
 laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, int *n_out);
 
+/* ---- One keystroke pipeline (C1, C7, C8, C9) --------------------------------
+ * What a front end (the daemon, the IBus engine, the fcitx5 addon, `laya
+ * type`, `laya complete`) calls for every thing the typist does, and what it
+ * shows: laya_session_event. The library owns every rule between the two,
+ * so every front end behaves the same (docs/DESIGN.md, "The keystroke
+ * pipeline"):
+ *  - the privacy gate: a secret field (password or PIN purpose, a field
+ *    marked secret, a password prompt before the cursor) gets nothing:
+ *    no suggestion, no notes, no intent, nothing learned or kept; a private
+ *    field (a private window) and incognito keep and learn nothing and show
+ *    nothing drawn from the user's memory or notes;
+ *  - spacing after an accepted suggestion that ends in a blank (a blank typed
+ *    next is not doubled; . , ; : ! ? go before the blank);
+ *  - the decision (C7) where the front end asks for it, fed from the events;
+ *  - feedback (what was taken, passed over or dismissed) and learning (what
+ *    is committed), kept on disk only for committed text.
+ * The front end translates its toolkit's events into laya_input and shows
+ * the laya_view; it never calls laya_suggest, laya_decide or
+ * laya_session_feedback itself. */
+
+/* What the field is (laya_input.field, on every event: it may change). */
+enum {
+    LAYA_FIELD_SECRET = 1u << 0,    /* a password, PIN or the like: the gate is shut */
+    LAYA_FIELD_PRIVATE = 1u << 1,   /* a private window: nothing kept, nothing personal shown */
+    LAYA_FIELD_NO_DELETE = 1u << 2  /* the front end cannot delete text before the cursor */
+};
+
+/* What the front end wants in the view (laya_input.want). */
+enum {
+    LAYA_WANT_SUGGEST = 1u << 0,   /* the suggestions for the text after the event */
+    LAYA_WANT_DECIDE = 1u << 1,    /* ... filtered by the session's decision (C7) */
+    LAYA_WANT_INTENT = 1u << 2,    /* the intent (C10), where a head is attached */
+    LAYA_WANT_NOTES = 1u << 3      /* the related notes (C11), where notes are attached */
+};
+
+typedef enum {
+    LAYA_INPUT_CONTEXT = 0, /* text[0..len) is now the whole text before the cursor (a key the
+                               front end applied itself, an edit, a cursor move, a paste) */
+    LAYA_INPUT_KEY,         /* text[0..len) (one character) typed at the cursor: apply view.erase
+                               and view.insert, not the key itself */
+    LAYA_INPUT_ERASE,       /* Backspace: the character before the cursor erased */
+    LAYA_INPUT_ACCEPT,      /* the suggestion `index` of the last view taken (`word`: its first word
+                               only): apply view.erase and view.insert */
+    LAYA_INPUT_DISMISS,     /* the list passed over and hidden (Esc) */
+    LAYA_INPUT_COMMIT,      /* text[0..len) was committed (a line ended, a message sent): learned
+                               unless the gate forbids it; the context is kept */
+    LAYA_INPUT_FOCUS,       /* focus moved to another field, whose text before the cursor is
+                               text[0..len) (empty: unknown); the list is dropped unjudged */
+    LAYA_INPUT_SHOW         /* nothing happened: the view for the context as it is (a front end
+                               that computes suggestions after the key's reply, or after a burst) */
+} laya_input_kind;
+
+typedef struct {
+    laya_input_kind kind;
+    const char *text;   /* CONTEXT, KEY, COMMIT, FOCUS: bytes (UTF-8), read during the call */
+    size_t len;
+    int index;          /* ACCEPT: which suggestion of the last view */
+    int word;           /* ACCEPT: 1 takes only its first word */
+    unsigned field;     /* LAYA_FIELD_* */
+    unsigned want;      /* LAYA_WANT_* */
+    int k;              /* suggestions wanted, 1..LAYA_MAX_K (0: 3) */
+    double t_ms;        /* when, in ms on a clock that never goes back (< 0: now) */
+} laya_input;
+
+enum { LAYA_VIEW_NOTES = 3 };
+
+typedef struct {
+    /* KEY and ACCEPT: what to do to the text: erase `erase` bytes before the
+     * cursor, then insert insert[0..insert_len). A KEY whose view has erase 0
+     * and insert equal to the key may be let through to the application. */
+    size_t erase;
+    const char *insert;
+    size_t insert_len;
+    /* What to show (0: nothing): list[0] is the ghost text at the cursor,
+     * all of them the list. Texts point into the session, valid until the
+     * next call on it. */
+    int n;
+    laya_suggestion list[LAYA_MAX_K];
+    int gate;              /* 2: secret (nothing shown, learned or looked up), 1: private or
+                              incognito (nothing kept), 0: open */
+    const char *held;      /* why the decision showed nothing ("burst", ...; static), or NULL */
+    const char *intent;    /* LAYA_WANT_INTENT: the class (static) when reported, else NULL */
+    float intent_p;
+    int n_notes;           /* LAYA_WANT_NOTES: related notes, best first (into the session) */
+    const laya_note *notes;
+    int learned;           /* COMMIT: 1 when the text was stored */
+    int changed;           /* 1 when the event changed the context */
+} laya_view;
+
+/* Applies the event in to s and fills *view (caller-owned; every field set).
+ * LAYA_ERR_ARG for a bad kind or index, or text missing; a store error of a
+ * COMMIT or of the feedback is returned after the rest was done (the view
+ * is still right). See the top of this section for the rules. */
+laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view *view);
+
+/* Where the front end asks for the decision: the decider is the session's
+ * own, made on the first LAYA_WANT_DECIDE (NULL before). Borrowed. */
+laya_decider *laya_session_decider(laya_session *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -498,7 +498,8 @@ TEST(engine_feedback_passed_over_loses_the_top_and_recovers) {
     suggest(alone, "I went to the sta", x, sizeof x);
     suggest(s, "I went to the sta", y, sizeof y);
     CHECKF(!strcmp(x, y), "'%s' vs '%s'", x, y);
-    /* kept: a new process sees it */
+    /* kept with a commit that holds the context: a new process sees it */
+    CHECK(laya_memory_commit(mem, FB_CTX, strlen(FB_CTX), NULL, NULL, 0) == LAYA_OK);
     laya_session_free(s);
     laya_memory_free(mem);
     CHECK(laya_memory_open(path, &mem, NULL, 0) == LAYA_OK);

@@ -21,6 +21,7 @@
  * about n/ENGINE_SPARSE tokens for a text of n tokens), and a context set
  * afresh reads at most ENGINE_WINDOW bytes. */
 #include "engine/session.h"
+#include "engine/pipeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -334,6 +335,7 @@ void laya_session_free(laya_session *s) {
     learn_index_free(s->cix);
     engine_nc_init(s, 0);
     notes_link_free(s->notes);
+    engine_pipe_free(s->pipe);
     free(s);
 }
 
@@ -513,9 +515,26 @@ laya_status laya_session_reset(laya_session *s) {
     return LAYA_OK;
 }
 
+int engine_gate(const laya_session *s) {
+    if (s->secret_field || privacy_secret_typed((const char *)s->ctx, s->len)) return ENGINE_GATE_SECRET;
+    return s->private_field ? ENGINE_GATE_PRIVATE : ENGINE_GATE_OPEN;
+}
+
+void engine_set_field(laya_session *s, int secret, int priv) {
+    if (secret && !s->secret_field) s->shown_n = 0;   /* a list shown before is not judged in there */
+    s->secret_field = secret;
+    if (priv || secret) {
+        if (!s->private_field) engine_set_private(s, 1);
+    } else if (s->private_field) {
+        engine_set_private(s, 0);
+    }
+}
+
 /* 1 when feedback on what is shown now may be learned: a memory attached,
- * learning on, not a private field. */
-static int feedback_on(const laya_session *s) { return s->memory && s->learn_on && !s->private_field; }
+ * learning on, the gate open. */
+static int feedback_on(const laya_session *s) {
+    return s->memory && s->learn_on && engine_gate(s) == ENGINE_GATE_OPEN;
+}
 
 /* Copies out[0..n) as the list shown (texts checked by the caller). */
 static void set_shown(laya_session *s, const laya_suggestion *out, int n) {
@@ -581,10 +600,11 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;
     s->shown_n = 0;
-    /* After a prompt for a secret (a terminal's sudo, ssh or gpg prompt,
-     * which declares no field purpose) the rest of the line is the
-     * secret: nothing is shown (nor is it kept: learn_index, learn.c). */
-    if (privacy_secret_typed((const char *)s->ctx, s->len)) return LAYA_OK;
+    /* The gate: in a secret field, and after a prompt for a secret (a
+     * terminal's sudo, ssh or gpg prompt, which declares no field purpose)
+     * where the rest of the line is the secret, nothing is shown (nor is it
+     * kept: learn_index, learn.c). */
+    if (engine_gate(s) == ENGINE_GATE_SECRET) return LAYA_OK;
     laya_status st = engine_suggest(s, k, out, n_out);
     if (st == LAYA_OK) set_guesses(s, out, *n_out, k);
     if (st == LAYA_OK && *n_out && feedback_on(s)) {
@@ -751,7 +771,7 @@ laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, in
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > LAYA_NOTES_MAX_K) return LAYA_ERR_ARG;
     *out = NULL;
-    if (!s->notes || s->private_field || !k) return LAYA_OK;
+    if (!s->notes || engine_gate(s) != ENGINE_GATE_OPEN || !k) return LAYA_OK;
     return notes_link_related(s->notes, (const char *)s->ctx, s->len, k, out, n_out);
 }
 
@@ -778,7 +798,7 @@ laya_status laya_session_intent(laya_session *s, const char **name, float *p) {
     if (!s || !name || !p) return LAYA_ERR_ARG;
     *name = NULL;
     *p = 0;
-    if (!s->intent || s->private_field) return LAYA_OK;
+    if (!s->intent || engine_gate(s) != ENGINE_GATE_OPEN) return LAYA_OK;
     float q[LAYA_INTENT_CLASSES];
     laya_session_intent_probs(s, q);
     int best = 0;

@@ -209,6 +209,11 @@ struct laya_session {
     float *nc_x;                    /* (NC_BATCH, H) scratch: the vectors scored together */
     int32_t *nc_touch;              /* (nc_m) scratch */
 
+    /* The keystroke pipeline's state (pipeline.h; NULL until the first
+     * laya_session_event) and the field's secret flag (engine_gate). */
+    struct engine_pipe *pipe;
+    int secret_field;
+
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
     struct notes_link *notes;
 
@@ -220,6 +225,20 @@ struct laya_session {
 
     float *mem;                     /* the one block all float arrays live in */
 };
+
+/* The privacy gate, one place for every rule that protects the user
+ * (engine.c; docs/DESIGN.md, "Privacy"):
+ *  ENGINE_GATE_SECRET  a secret field (password, PIN) or a password prompt
+ *                      before the cursor on the current line: nothing shown,
+ *                      looked up (notes, intent), learned or kept;
+ *  ENGINE_GATE_PRIVATE a private field: the model's suggestions only, nothing
+ *                      from the memory, notes or intent, nothing learned or kept;
+ *  ENGINE_GATE_OPEN    otherwise (incognito is the memory's: it keeps nothing,
+ *                      learn.c and learn_store.c refuse every write). */
+enum { ENGINE_GATE_OPEN = 0, ENGINE_GATE_PRIVATE = 1, ENGINE_GATE_SECRET = 2 };
+int engine_gate(const laya_session *s);
+/* Sets the field's flags (the pipeline, on every event). */
+void engine_set_field(laya_session *s, int secret, int priv);
 
 /* suggest.c */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);

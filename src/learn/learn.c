@@ -126,7 +126,7 @@ laya_status laya_memory_open(const char *path, laya_memory **out, char *err, siz
 
 void laya_memory_free(laya_memory *m) {
     if (!m) return;
-    if (m->store && m->fb) learn_memory_fb_flush(m, NULL, 0);
+    /* Feedback no commit held stays off the disk (fb_flush_within). */
     learn_store_close(m->store);
     learn_index_free(m->ix);
     learn_fb_free(m->fb);
@@ -136,18 +136,23 @@ void laya_memory_free(laya_memory *m) {
 
 const char *laya_memory_path(const laya_memory *m) { return m ? learn_store_path(m->store) : NULL; }
 
-/* Writes the pending feedback (lock held). Written rows take the store's
- * counts; a refused or failed write drops the pending events. The clock
- * read moves on only when nobody else wrote feedback since it was last
- * read (else the next sync reads their rows). */
-static laya_status fb_flush(laya_memory *m, char *err, size_t errlen) {
+/* Writes the pending feedback (lock held): with text, only the changes
+ * whose key occurs in text[0..len) (a commit's: feedback reaches the disk
+ * only with the committed text that holds its context; the rest stays in
+ * memory, for this process's suggestions, until a commit holds it or the
+ * process ends); without, all of them (learn_memory_fb_flush). Written rows
+ * take the store's counts; a refused or failed write drops the changes it
+ * held. The clock read moves on only when nobody else wrote feedback since
+ * it was last read (else the next sync reads their rows). */
+static laya_status fb_flush_within(laya_memory *m, const uint8_t *text, size_t len, char *err, size_t errlen) {
     const learn_fb_change *rows;
     int n, events;
     learn_fb_pending(m->fb, &rows, &n, &events);
+    if (text) n = learn_fb_pending_within(m->fb, text, len);
     if (!n && !events) return LAYA_OK;
     learn_store_fb_result *r = &m->fb_write;
     laya_status st = learn_store_fb_write(m->store, rows, n, events, m->generation, r, err, errlen);
-    learn_fb_pending_clear(m->fb);
+    learn_fb_pending_done(m->fb, n);
     if (st != LAYA_OK) return st;
     if (r->refused == LEARN_STORE_FB_INCOGNITO) m->incognito = 1;
     if (r->refused == LEARN_STORE_FB_FORGOTTEN) m->stale = 1;
@@ -160,6 +165,8 @@ static laya_status fb_flush(laya_memory *m, char *err, size_t errlen) {
     m->version++;
     return LAYA_OK;
 }
+
+static laya_status fb_flush(laya_memory *m, char *err, size_t errlen) { return fb_flush_within(m, NULL, 0, err, errlen); }
 
 laya_status learn_memory_fb_flush(laya_memory *m, char *err, size_t errlen) {
     if (!m) return LAYA_ERR_ARG;
@@ -181,11 +188,6 @@ laya_status learn_memory_feedback(laya_memory *m, const uint8_t *key, size_t kle
         st = learn_fb_record(m->fb, key, klen, texts, lens, n, accepted, (int64_t)time(NULL));
         if (st == LAYA_OK && learned) *learned = n > 0;
         m->version++;
-        const learn_fb_change *rows;
-        int np, events;
-        learn_fb_pending(m->fb, &rows, &np, &events);
-        if (st == LAYA_OK && (events >= LEARN_FB_FLUSH_EVENTS || np > LEARN_FB_PENDING - 16))
-            st = fb_flush(m, err, errlen);
     }
     learn_memory_unlock(m);
     return st;
@@ -224,8 +226,8 @@ laya_status learn_memory_commit_at(laya_memory *m, const char *text, size_t len,
             m->stale = 1;
         }
     }
-    /* a commit is a write anyway: the feedback gathered goes with it */
-    if (st == LAYA_OK && id) fb_flush(m, NULL, 0);
+    /* a commit is a write anyway: the feedback gathered in its text goes with it */
+    if (st == LAYA_OK && id) fb_flush_within(m, (const uint8_t *)text, len, NULL, 0);
     learn_memory_unlock(m);
     free(copy);
     if (learned) *learned = id != 0;
@@ -275,16 +277,18 @@ static laya_status forget(laya_memory *m, enum forget_kind kind, int64_t t, cons
     if (!m) return LAYA_ERR_ARG;
     int64_t n = 0;
     learn_memory_lock(m);
-    /* this process's pending feedback first, so that the forget judges it
-     * with the rest (what it does not match is kept) */
-    fb_flush(m, NULL, 0);
+    /* this process's pending feedback (never on disk) goes with the reload */
     laya_status st = kind == FORGET_ALL     ? learn_store_forget_all(m->store, &n, err, errlen)
                      : kind == FORGET_SINCE ? learn_store_forget_since(m->store, t, &n, err, errlen)
                      : kind == FORGET_WORD  ? learn_store_forget_word(m->store, (const uint8_t *)word, len, &n,
                                                                       err, errlen)
                                             : learn_store_forget_text(m->store, (const uint8_t *)word, len, &n,
                                                                       err, errlen);
-    if (st == LAYA_OK && (n > 0 || learn_store_fb_forgotten(m->store) > 0) && m->loaded) st = reload(m, err, errlen);
+    const learn_fb_change *rows;
+    int np, events;
+    learn_fb_pending(m->fb, &rows, &np, &events);
+    if (st == LAYA_OK && (n > 0 || learn_store_fb_forgotten(m->store) > 0 || np > 0) && m->loaded)
+        st = reload(m, err, errlen);
     learn_memory_unlock(m);
     if (removed) *removed = n;
     return st;
@@ -354,7 +358,6 @@ laya_status laya_memory_list_feedback(laya_memory *m, laya_memory_feedback_visit
     if (!m || !fn) return LAYA_ERR_ARG;
     fb_list_ctx c = {fn, ctx, 0};
     learn_memory_lock(m);
-    fb_flush(m, NULL, 0);
     laya_status st = learn_store_begin_read(m->store, err, errlen);
     if (st == LAYA_OK) st = learn_store_fb_clock(m->store, &c.now, err, errlen);
     if (st == LAYA_OK) st = learn_store_fb_rows(m->store, INT64_MIN, -1, fb_list_row, &c, err, errlen);

@@ -21,11 +21,12 @@
  * the first sync; other processes' writes arrive by the feedback clock
  * (rows with a clock above the one last read), a forget anywhere reloads
  * it. This process's events change the table at once and reach the store
- * in batches: every LEARN_FB_FLUSH_EVENTS events, at a commit, before a
- * forget and at laya_memory_free. A process killed in between loses those
- * events (at most LEARN_FB_FLUSH_EVENTS - 1), never a commit; a batch
- * written after a forget anywhere, or while incognito is on, is dropped
- * (checked inside its transaction).
+ * only with a commit whose text holds their context (the key: the partial
+ * word and the two units before it), so that text typed and erased, never
+ * committed, leaves no byte on disk (docs/DESIGN.md, "Privacy"); the rest
+ * stays in this process's memory (at most LEARN_FB_PENDING rows) and is
+ * gone with it. A batch written after a forget anywhere, or while
+ * incognito is on, is dropped (checked inside its transaction).
  *
  * Locking: one mutex. The public laya_memory_* functions take it
  * themselves; the learn_memory_* functions below expect the caller to hold
@@ -88,13 +89,16 @@ learn_fb *learn_memory_fb(laya_memory *m);
 /* Records that texts[0..n) were shown after the context key[0..klen)
  * (learn_fb_key) and the typist took texts[accepted] (-1: none), unless
  * incognito is on (*learned, optional, 0 then). Takes the lock itself.
- * Writes the pending events to the store when LEARN_FB_FLUSH_EVENTS have
- * gathered; a failed write drops them (and returns its error): feedback
- * is a hint, never worth blocking the typist for. */
+ * The events stay in memory (this process's suggestions use them at once)
+ * until a commit whose text holds their context writes them (learn.c,
+ * fb_flush_within): text typed and erased never reaches the disk through
+ * its feedback. A failed write drops them (and returns its error):
+ * feedback is a hint, never worth blocking the typist for. */
 laya_status learn_memory_feedback(laya_memory *m, const uint8_t *key, size_t klen, const uint8_t *const *texts,
                                   const size_t *lens, int n, int accepted, int *learned, char *err, size_t errlen);
 
-/* Writes the pending feedback events to the store now (tests, shutdown).
+/* Writes every pending feedback event to the store now, committed or not
+ * (tests only: the library itself writes feedback only with a commit).
  * Takes the lock itself. */
 laya_status learn_memory_fb_flush(laya_memory *m, char *err, size_t errlen);
 

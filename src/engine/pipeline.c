@@ -1,0 +1,244 @@
+/* pipeline.c - laya_session_event (include/laya.h): one keystroke, from
+ * what the typist did to what the front end shows, for every front end.
+ *
+ * The rules that live here and nowhere else:
+ *  - The gate (engine_gate, engine.c): secret fields and password prompts
+ *    get nothing at all; private fields get the model's suggestions only;
+ *    the engine's own functions (laya_suggest, laya_session_notes,
+ *    laya_session_intent, laya_session_feedback) read the same gate, so a
+ *    program that calls them directly is held by it too.
+ *  - The verdict on the list shown (laya_session_feedback, and the decider's
+ *    ACCEPTED/IGNORED): taken (ACCEPT), passed over (DISMISS, or typing on
+ *    past it: a KEY, an ERASE, a COMMIT, a CONTEXT one character longer or
+ *    shorter), or no verdict (a cursor move or edit, a focus change: the
+ *    list is dropped unjudged). It is the rule `laya eval --feedback`'s
+ *    typists follow (src/eval/eval_type.c), which chose the constants.
+ *  - Spacing: a suggestion may end with the blank after its word. Right
+ *    after one was accepted, a blank typed is absorbed (no double blank),
+ *    and . , ; : ! ? go before the blank ("help " + "." is "help. "), where
+ *    the front end can delete (not LAYA_FIELD_NO_DELETE).
+ *  - The decision: the session's decider hears every change of the context
+ *    (decide_track_context: one character more is a key, one fewer a
+ *    backspace, anything else a jump) and every verdict, and filters the
+ *    list where the front end asks (LAYA_WANT_DECIDE).
+ *  - Learning: COMMIT stores the text (redacted after a password prompt:
+ *    learn.c) unless the field is secret or private; feedback reaches the
+ *    disk only with committed text that holds its context (learn.c). */
+#include "engine/pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/decide.h"
+#include "engine/session.h"
+#include "util/utf8.h"
+
+struct engine_pipe {
+    laya_decider *d;          /* made on the first LAYA_WANT_DECIDE */
+    int spaced;               /* the last event accepted a text that ends in a blank */
+    int n;                    /* the list last shown (0: none, or judged) */
+    uint8_t text[LAYA_MAX_K][LAYA_MAX_SUGGESTION];
+    size_t len[LAYA_MAX_K];
+    uint8_t ins[LAYA_MAX_SUGGESTION + 4];   /* view.insert's bytes */
+};
+
+engine_pipe *engine_pipe_new(void) { return calloc(1, sizeof(engine_pipe)); }
+
+void engine_pipe_free(engine_pipe *p) {
+    if (!p) return;
+    laya_decider_free(p->d);
+    free(p);
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static engine_pipe *pipe_of(laya_session *s) {
+    if (!s->pipe) s->pipe = engine_pipe_new();
+    return s->pipe;
+}
+
+laya_decider *laya_session_decider(laya_session *s) { return s && s->pipe ? s->pipe->d : NULL; }
+
+/* The verdict on the list shown: taken (i >= 0) or passed over (-1), once. */
+static laya_status verdict(laya_session *s, engine_pipe *p, int i, double t) {
+    if (!p->n) return LAYA_OK;
+    p->n = 0;
+    if (p->d && i >= 0) laya_decide_event(p->d, LAYA_EVENT_ACCEPTED, t);
+    else if (p->d) laya_decide_event(p->d, LAYA_EVENT_IGNORED, t);
+    laya_status st = laya_session_feedback(s, i);
+    return st == LAYA_ERR_ARG ? LAYA_OK : st;
+}
+
+/* The context becomes s->ctx[0..keep) + add[0..n). */
+static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
+    if (keep == s->len && n == 0) return LAYA_OK;
+    size_t len = keep + n;
+    uint8_t *t = malloc(len ? len : 1);
+    if (!t) return LAYA_ERR_NOMEM;
+    memcpy(t, s->ctx, keep);
+    if (n) memcpy(t + keep, add, n);
+    laya_status st = laya_session_set_context(s, (const char *)t, len);
+    free(t);
+    return st;
+}
+
+/* A one-character change of the context: typing on past the list. */
+static int one_char_apart(const laya_session *s, const uint8_t *t, size_t n) {
+    const uint8_t *a = s->ctx, *b = t;
+    size_t na = s->len, nb = n;
+    if (na > nb) {
+        const uint8_t *x = a;
+        a = b, b = x;
+        size_t y = na;
+        na = nb, nb = y;
+    }
+    return nb > na && utf8_next(b, nb, na) == nb && !memcmp(a, b, na);
+}
+
+/* The key c[0..n) typed, spaced: what to erase and insert (into p->ins). */
+static size_t key_edit(const laya_session *s, engine_pipe *p, const uint8_t *c, size_t n, unsigned field,
+                       int spaced, size_t *erase) {
+    *erase = 0;
+    const int at_blank = s->len > 0 && s->ctx[s->len - 1] == ' ';
+    if (spaced && at_blank && n == 1 && c[0] == ' ') return 0;
+    if (spaced && at_blank && n == 1 && laya_goes_before_blank(c[0]) && !(field & LAYA_FIELD_NO_DELETE)) {
+        *erase = 1;
+        p->ins[0] = c[0];
+        p->ins[1] = ' ';
+        return 2;
+    }
+    memcpy(p->ins, c, n);
+    return n;
+}
+
+/* The bytes ACCEPT inserts: suggestion i whole, or its first word. */
+static size_t accept_text(engine_pipe *p, int i, int word) {
+    size_t n = p->len[i];
+    if (word) n = decide_first_word_end(p->text[i], n);
+    memcpy(p->ins, p->text[i], n);
+    return n;
+}
+
+/* Suggestions, decision, the list kept for its verdict. */
+static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, double t, laya_view *v) {
+    int k = in->k ? in->k : 3;
+    laya_suggestion *out = v->list;
+    int n = 0;
+    laya_status st = laya_suggest(s, k, out, &n);
+    if (st != LAYA_OK) return st;
+    if (in->want & LAYA_WANT_DECIDE) {
+        int had = n;
+        st = laya_decide(p->d, t, out, n, out, &n);
+        if (st != LAYA_OK) return st;
+        if (!n && had) v->held = decide_reason_str(decide_last_reason(p->d));
+        /* feedback judges what was shown: the decision's cut of the list */
+        laya_session_shown(s, out, n);
+    }
+    for (int i = 0; i < n; i++) {
+        memcpy(p->text[i], out[i].text, out[i].len);
+        p->len[i] = out[i].len;
+    }
+    p->n = n;
+    v->n = n;
+    return LAYA_OK;
+}
+
+laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view *v) {
+    if (!s || !in || !v || in->k < 0 || in->k > LAYA_MAX_K || (in->len && !in->text) ||
+        (unsigned)in->kind > LAYA_INPUT_SHOW)
+        return LAYA_ERR_ARG;
+    memset(v, 0, sizeof *v);
+    engine_pipe *p = pipe_of(s);
+    if (!p) return LAYA_ERR_NOMEM;
+    if ((in->want & LAYA_WANT_DECIDE) && !p->d && laya_decider_new(&p->d) != LAYA_OK) return LAYA_ERR_NOMEM;
+    if (in->kind == LAYA_INPUT_ACCEPT && (in->index < 0 || in->index >= p->n)) return LAYA_ERR_ARG;
+    const double t = in->t_ms >= 0 ? in->t_ms : now_ms();
+
+    /* The field, then the gate. */
+    engine_set_field(s, (in->field & LAYA_FIELD_SECRET) != 0, (in->field & LAYA_FIELD_PRIVATE) != 0);
+    const int spaced = p->spaced;
+    p->spaced = 0;
+    const size_t len0 = s->len;
+    laya_status st = LAYA_OK, late = LAYA_OK;
+
+    /* The event. */
+    switch (in->kind) {
+    case LAYA_INPUT_CONTEXT:
+        if (in->len == s->len && !memcmp(in->text, s->ctx, in->len)) {
+            p->spaced = spaced;   /* a front end's echo of the text it was given */
+            break;
+        }
+        if (one_char_apart(s, (const uint8_t *)in->text, in->len)) late = verdict(s, p, -1, t);
+        p->n = 0;
+        st = laya_session_set_context(s, in->text, in->len);
+        break;
+    case LAYA_INPUT_KEY: {
+        if (!in->len || utf8_next((const uint8_t *)in->text, in->len, 0) != in->len) return LAYA_ERR_ARG;
+        late = verdict(s, p, -1, t);
+        size_t erase;
+        size_t n = key_edit(s, p, (const uint8_t *)in->text, in->len, in->field, spaced, &erase);
+        v->erase = erase;
+        v->insert = (const char *)p->ins;
+        v->insert_len = n;
+        st = edit(s, s->len - erase, p->ins, n);
+        /* an absorbed blank leaves the accepted blank where it was */
+        if (!n && !erase) p->spaced = 1;
+        break;
+    }
+    case LAYA_INPUT_ERASE:
+        late = verdict(s, p, -1, t);
+        if (s->len) st = laya_session_backspace(s, 1);
+        break;
+    case LAYA_INPUT_ACCEPT: {
+        size_t n = accept_text(p, in->index, in->word);
+        late = verdict(s, p, in->index, t);
+        v->insert = (const char *)p->ins;
+        v->insert_len = n;
+        st = edit(s, s->len, p->ins, n);
+        p->spaced = n > 0 && p->ins[n - 1] == ' ';
+        break;
+    }
+    case LAYA_INPUT_DISMISS:
+        late = verdict(s, p, -1, t);
+        break;
+    case LAYA_INPUT_COMMIT:
+        late = verdict(s, p, -1, t);
+        if (in->len && s->memory && engine_gate(s) == ENGINE_GATE_OPEN) {
+            st = laya_memory_commit(s->memory, in->text, in->len, &v->learned, NULL, 0);
+            if (st == LAYA_ERR_FORMAT || st == LAYA_ERR_LIMIT) return st;   /* the caller's text */
+            if (st != LAYA_OK) late = st, st = LAYA_OK;
+        }
+        break;
+    case LAYA_INPUT_FOCUS:
+        p->n = 0;
+        if (p->d) decide_forget_context(p->d);
+        st = laya_session_set_context(s, in->text, in->len);
+        break;
+    case LAYA_INPUT_SHOW:
+        break;
+    }
+    if (st != LAYA_OK) return st;
+    v->changed = s->len != len0 || in->kind == LAYA_INPUT_ACCEPT || v->erase;
+    if (p->d) decide_track_context(p->d, (const char *)s->ctx, s->len, t);
+
+    /* What to show. */
+    const int gate = engine_gate(s);
+    v->gate = gate;
+    if (gate == ENGINE_GATE_SECRET || in->kind == LAYA_INPUT_DISMISS || !(in->want & LAYA_WANT_SUGGEST)) {
+        /* nothing on screen now: nothing to judge later */
+        if (in->kind != LAYA_INPUT_SHOW || gate == ENGINE_GATE_SECRET) p->n = 0;
+    } else if ((st = show(s, p, in, t, v)) != LAYA_OK) {
+        return st;
+    }
+    if ((in->want & LAYA_WANT_INTENT) && gate == ENGINE_GATE_OPEN)
+        laya_session_intent(s, &v->intent, &v->intent_p);
+    if ((in->want & LAYA_WANT_NOTES) && gate == ENGINE_GATE_OPEN &&
+        laya_session_notes(s, LAYA_VIEW_NOTES, &v->notes, &v->n_notes) != LAYA_OK)
+        v->n_notes = 0;
+    return late;
+}
