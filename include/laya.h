@@ -539,7 +539,8 @@ laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, in
 enum {
     LAYA_FIELD_SECRET = 1u << 0,    /* a password, PIN or the like: the gate is shut */
     LAYA_FIELD_PRIVATE = 1u << 1,   /* a private window: nothing kept, nothing personal shown */
-    LAYA_FIELD_NO_DELETE = 1u << 2  /* the front end cannot delete text before the cursor */
+    LAYA_FIELD_NO_DELETE = 1u << 2, /* the front end cannot delete text before the cursor */
+    LAYA_FIELD_ONE_LINE = 1u << 3   /* a one-line field: suggestions stop before a line break */
 };
 
 /* What the front end wants in the view (laya_input.want). */
@@ -552,7 +553,9 @@ enum {
 
 typedef enum {
     LAYA_INPUT_CONTEXT = 0, /* text[0..len) is now the whole text before the cursor (a key the
-                               front end applied itself, an edit, a cursor move, a paste) */
+                               front end applied itself, an edit, a cursor move, a paste); text
+                               added at the end passes over the list shown, any other change
+                               drops it unjudged */
     LAYA_INPUT_KEY,         /* text[0..len) (one character) typed at the cursor: apply view.erase
                                and view.insert, not the key itself */
     LAYA_INPUT_ERASE,       /* Backspace: the character before the cursor erased */

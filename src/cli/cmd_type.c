@@ -17,21 +17,23 @@
  * SIGHUP, SIGQUIT), the ghost and the suggestion line erased and the line
  * left as typed. Lines wider than the terminal scroll horizontally.
  *
- * Feedback (laya_session_feedback, what the memory learns from): the list
- * on screen is taken (Tab, Alt-N) or passed over. Passed over: Esc, or
- * typing on past it, i.e. the next key that types a character, Enter or a
- * Backspace that erases. That is the rule of `laya eval --feedback`'s
- * typists, whose numbers chose the feedback constants (src/eval/eval_type.c
- * sends -1 for every list shown and not taken, whatever the next key), and
- * of the IBus and fcitx5 front ends. There is no decision here (every list
- * computed is drawn, as for the perfect typist, which has none either) and
- * no reading-time rule (the evaluation has none). Cursor moves, Delete,
- * Ctrl-U and Ctrl-L are no verdict: the typist is editing elsewhere or
- * redrawing, and the list for the new cursor position replaces this one
- * unjudged. A read holding several keys (a paste, a fast burst) judges the
- * list on screen once, at its first key that counts; a Tab or Alt-N after
- * a key that typed, erased or moved in the same read takes nothing (the
- * list on screen was for the text before that key).
+ * An adapter over the library's keystroke pipeline (laya_session_event,
+ * include/laya.h): each key becomes an event (a character: KEY, whose view
+ * says what to erase and insert instead; Backspace: ERASE; Tab, Alt-N:
+ * ACCEPT; Esc: DISMISS; Enter: COMMIT of the line; anything else the
+ * context as it now is), and the view is drawn. The library decides what
+ * the IBus engine and the fcitx5 addon decide the same way: the privacy
+ * gate (nothing after a password prompt), the spacing after an accepted
+ * suggestion that ends in a blank (a blank typed next is not doubled,
+ * . , ; : ! ? go before it), the verdict on the list shown (feedback: taken,
+ * or passed over by Esc or by typing on past it; a cursor move, Delete,
+ * Ctrl-U or Ctrl-L is no verdict) and what is learned (a committed line;
+ * feedback only with the committed line that holds its context). There is
+ * no decision here (every list computed is drawn, as for the perfect
+ * typist of `laya eval`). A read holding several keys (a paste, a fast
+ * burst) judges the list on screen once, at its first key that counts; a
+ * Tab or Alt-N after a key that typed or erased in the same read takes
+ * nothing (the list on screen was for the text before that key).
  *
  * Between keys (no input waiting when the loop would block on read) the
  * session computes ahead the search the next key needs if it types what
@@ -158,10 +160,9 @@ typedef struct {
     char line[MAX_LINE];
     size_t len, cur;        /* bytes in line; cursor offset (a character start) */
     char *ctx;              /* doc + line[0..cur): the engine's context */
-    laya_suggestion sug[SHOW];
+    laya_suggestion sug[SHOW];   /* the view's list (texts in the session) */
     int n_sug, hidden;
     int ahead_due;          /* suggestions refreshed since the last prefetch */
-    int spaced;        /* the last key accepted a suggestion that ends in a blank, at the cursor */
     double ms;
     int caret;              /* the cursor's column in the last render */
 } editor;
@@ -178,6 +179,19 @@ static int term_cols(void) {
     return w >= 20 ? w : 80;
 }
 
+/* One event of the pipeline on the one-line field; a failure costs the
+ * suggestions (*v is then empty), never the text typed. */
+static laya_status event(editor *e, laya_input_kind kind, const char *text, size_t len, int index, unsigned want,
+                         laya_view *v) {
+    laya_input in = {.kind = kind, .text = text, .len = len, .index = index, .field = LAYA_FIELD_ONE_LINE,
+                     .want = want, .k = SHOW, .t_ms = -1};
+    laya_status st = laya_session_event(e->s, &in, v);
+    if (st != LAYA_OK && st != LAYA_ERR_IO) memset(v, 0, sizeof *v);
+    return st;
+}
+
+/* The context as the editor has it (the committed lines and the line up to
+ * the cursor), and the suggestions for it unless hidden. */
 static void refresh_suggestions(editor *e) {
     size_t n = e->doc_len + e->cur;
     e->ctx = realloc(e->ctx, n + 1);
@@ -185,24 +199,13 @@ static void refresh_suggestions(editor *e) {
     if (e->doc_len) memcpy(e->ctx, e->doc, e->doc_len);
     memcpy(e->ctx + e->doc_len, e->line, e->cur);
     struct timespec t0, t1;
+    laya_view v;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    laya_status st = laya_session_set_context(e->s, e->ctx, n);
-    if (st == LAYA_OK) st = laya_suggest(e->s, SHOW, e->sug, &e->n_sug);
+    event(e, LAYA_INPUT_CONTEXT, e->ctx, n, 0, e->hidden ? 0 : LAYA_WANT_SUGGEST, &v);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (st != LAYA_OK) e->n_sug = 0;
-    /* One line: a suggestion stops at its first control character (a line
-     * break); one left empty is dropped. */
-    int n_keep = 0;
-    for (int i = 0; i < e->n_sug; i++) {
-        laya_suggestion x = e->sug[i];
-        for (size_t j = 0; j < x.len; j++)
-            if ((unsigned char)x.text[j] < 0x20) x.len = j;
-        if (x.len) e->sug[n_keep++] = x;
-    }
-    e->n_sug = n_keep;
-    /* feedback judges what is on screen (the memory learns from it) */
-    laya_session_shown(e->s, e->sug, n_keep);
-    e->ahead_due = 1;
+    e->n_sug = v.n < SHOW ? v.n : SHOW;
+    memcpy(e->sug, v.list, (size_t)e->n_sug * sizeof *e->sug);
+    e->ahead_due = e->n_sug > 0;
     e->ms = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
 }
 
@@ -287,23 +290,29 @@ static void erase(editor *e, size_t from, size_t to) {
     e->cur = from;
 }
 
-/* The list on screen (*live: drawn, not judged yet, still for the text
- * and cursor as they are) was passed over: the memory is told, once. */
-static void pass_over(editor *e, int *live) {
-    if (!*live) return;
-    *live = 0;
-    laya_session_feedback(e->s, -1);
+/* Suggestion i of the list on screen taken (the library refuses one that
+ * is no longer there: a key in the same read came first). */
+static void accept(editor *e, int i) {
+    laya_view v;
+    if (e->hidden || i >= e->n_sug || event(e, LAYA_INPUT_ACCEPT, NULL, 0, i, 0, &v) != LAYA_OK) return;
+    char buf[LAYA_MAX_SUGGESTION + 4];
+    memcpy(buf, v.insert, v.insert_len);   /* the text lives in the session */
+    insert(e, buf, v.insert_len);
 }
 
-static void accept(editor *e, int i) {
-    if (e->hidden || i >= e->n_sug) return;
-    /* taken: it ranks a little higher after this context next time */
-    laya_session_feedback(e->s, i);
-    char buf[LAYA_MAX_SUGGESTION + 1];
-    size_t n = e->sug[i].len;
-    memcpy(buf, e->sug[i].text, n);   /* the suggestion lives in the session */
-    insert(e, buf, n);
-    e->spaced = n && buf[n - 1] == ' ';
+/* A character typed: what the library says to do instead of it (the blank
+ * after an accepted suggestion is not doubled, punctuation goes before it). */
+static void type_char(editor *e, const char *c, size_t n) {
+    laya_view v;
+    if (event(e, LAYA_INPUT_KEY, c, n, 0, 0, &v) != LAYA_OK) {
+        insert(e, c, n);
+        return;
+    }
+    char buf[8];
+    memcpy(buf, v.insert, v.insert_len);
+    size_t del = v.erase <= e->cur ? v.erase : 0;
+    if (del) erase(e, e->cur - del, e->cur);
+    if (v.insert_len) insert(e, buf, v.insert_len);
 }
 
 static void commit_line(editor *e) {
@@ -316,9 +325,11 @@ static void commit_line(editor *e) {
     memcpy(e->doc + e->doc_len, e->line, e->len);
     e->doc_len += e->len;
     e->doc[e->doc_len++] = '\n';
-    /* A finished line is what the user really typed: it is learned. A
-     * store that cannot take it costs the line's learning, not the demo. */
-    if (e->mem && e->len) laya_memory_commit(e->mem, e->line, e->len, NULL, NULL, 0);
+    /* A finished line is what the user really typed: the library learns it
+     * (unless after a password prompt). A store that cannot take it costs
+     * the line's learning, not the demo. */
+    laya_view v;
+    event(e, LAYA_INPUT_COMMIT, e->line, e->len, 0, 0, &v);
     /* Show the finished line without ghost text, then start a fresh one. */
     e->hidden = 1;
     e->cur = e->len;
@@ -414,21 +425,21 @@ int cmd_type(int argc, char **argv) {
         }
         if (n <= 0) break;
         int was_hidden = e.hidden, quit = 0;
-        /* the list drawn before this read, while it is unjudged and still
-         * for the text as it is: a key taken, passed over or that moved or
-         * edited (no verdict) ends it */
+        laya_view v;
+        /* the list drawn before this read, while it is still for the text as
+         * it is: a key taken, passed over or that moved or edited ends it
+         * (the library judges it: laya_session_event) */
         int live = !was_hidden && e.n_sug > 0;
         e.hidden = 0;
         for (ssize_t i = 0; i < n && !quit; i++) {
             unsigned char c = (unsigned char)in[i];
             size_t len0 = e.len, cur0 = e.cur;
-            const int spaced = e.spaced;
-            e.spaced = 0;
             if (c == 0x1b) {
                 /* Escape sequences arrive in one read; a lone ESC is the key. */
                 if (i + 1 >= n) {
                     /* dismissed: the list ranks lower after this context next time */
-                    pass_over(&e, &live);
+                    if (live) event(&e, LAYA_INPUT_DISMISS, NULL, 0, 0, 0, &v);
+                    live = 0;
                     e.hidden = 1;
                     continue;
                 }
@@ -464,11 +475,10 @@ int cmd_type(int argc, char **argv) {
                     accept(&e, 0);
                 }
             } else if (c == '\r' || c == '\n') {
-                pass_over(&e, &live);
                 commit_line(&e);
             } else if (c == 0x7f || c == 8) {
                 if (e.cur) {
-                    pass_over(&e, &live);
+                    event(&e, LAYA_INPUT_ERASE, NULL, 0, 0, 0, &v);
                     erase(&e, utf8_prev((const uint8_t *)e.line, e.cur), e.cur);
                 }
             } else if (c == 0x15) {
@@ -481,19 +491,11 @@ int cmd_type(int argc, char **argv) {
                 e.cur = 0;
             } else if (c == 5) {
                 e.cur = e.len;
-            } else if (spaced && npend == 0 && laya_goes_before_blank(c) && e.cur > 0 && e.line[e.cur - 1] == ' ') {
-                /* After a suggestion that brought the blank after its word,
-                 * punctuation goes before that blank: "help " + "." is
-                 * "help. " (as the IBus engine does). */
-                pass_over(&e, &live);
-                erase(&e, e.cur - 1, e.cur);
-                char p[2] = {(char)c, ' '};
-                insert(&e, p, 2);
             } else if (c >= 0x20) {
-                /* Text: insert whole characters only, holding a split one. */
+                /* Text: whole characters only, holding a split one. */
                 pend[npend++] = (char)c;
                 int r = utf8_check((const uint8_t *)pend, npend);
-                if (r == 0) { pass_over(&e, &live); insert(&e, pend, npend); npend = 0; }
+                if (r == 0) { type_char(&e, pend, npend); npend = 0; }
                 else if (r < 0 || npend >= 4) npend = 0;
             }
             if (e.len != len0 || e.cur != cur0) live = 0;

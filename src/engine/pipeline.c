@@ -9,9 +9,9 @@
  *    program that calls them directly is held by it too.
  *  - The verdict on the list shown (laya_session_feedback, and the decider's
  *    ACCEPTED/IGNORED): taken (ACCEPT), passed over (DISMISS, or typing on
- *    past it: a KEY, an ERASE, a COMMIT, a CONTEXT one character longer or
- *    shorter), or no verdict (a cursor move or edit, a focus change: the
- *    list is dropped unjudged). It is the rule `laya eval --feedback`'s
+ *    past it: a KEY, an ERASE, a COMMIT, a CONTEXT that adds text at the
+ *    end), or no verdict (a cursor move, any other edit, a focus change:
+ *    the list is dropped unjudged). It is the rule `laya eval --feedback`'s
  *    typists follow (src/eval/eval_type.c), which chose the constants.
  *  - Spacing: a suggestion may end with the blank after its word. Right
  *    after one was accepted, a blank typed is absorbed (no double blank),
@@ -87,17 +87,11 @@ static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t
     return st;
 }
 
-/* A one-character change of the context: typing on past the list. */
-static int one_char_apart(const laya_session *s, const uint8_t *t, size_t n) {
-    const uint8_t *a = s->ctx, *b = t;
-    size_t na = s->len, nb = n;
-    if (na > nb) {
-        const uint8_t *x = a;
-        a = b, b = x;
-        size_t y = na;
-        na = nb, nb = y;
-    }
-    return nb > na && utf8_next(b, nb, na) == nb && !memcmp(a, b, na);
+/* The context grows by text typed at its end (t[0..n) begins with it):
+ * typing on past the list, by keys the front end let through or by
+ * another input method's commit. */
+static int typed_on(const laya_session *s, const uint8_t *t, size_t n) {
+    return n > s->len && !memcmp(s->ctx, t, s->len);
 }
 
 /* The key c[0..n) typed, spaced: what to erase and insert (into p->ins). */
@@ -131,14 +125,30 @@ static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, d
     int n = 0;
     laya_status st = laya_suggest(s, k, out, &n);
     if (st != LAYA_OK) return st;
+    int cut = 0;
+    if (in->field & LAYA_FIELD_ONE_LINE) {
+        /* one line: a suggestion stops at its first control character (a
+         * line break); one left empty is dropped */
+        int w = 0;
+        for (int i = 0; i < n; i++) {
+            laya_suggestion x = out[i];
+            for (size_t j = 0; j < x.len; j++)
+                if ((unsigned char)x.text[j] < 0x20) x.len = j;
+            cut |= x.len != out[i].len;
+            if (x.len) out[w++] = x;
+        }
+        cut |= w != n;
+        n = w;
+    }
     if (in->want & LAYA_WANT_DECIDE) {
         int had = n;
         st = laya_decide(p->d, t, out, n, out, &n);
         if (st != LAYA_OK) return st;
         if (!n && had) v->held = decide_reason_str(decide_last_reason(p->d));
-        /* feedback judges what was shown: the decision's cut of the list */
-        laya_session_shown(s, out, n);
+        cut = 1;
     }
+    /* feedback judges what was shown: the cut of the list */
+    if (cut) laya_session_shown(s, out, n);
     for (int i = 0; i < n; i++) {
         memcpy(p->text[i], out[i].text, out[i].len);
         p->len[i] = out[i].len;
@@ -173,7 +183,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
             p->spaced = spaced;   /* a front end's echo of the text it was given */
             break;
         }
-        if (one_char_apart(s, (const uint8_t *)in->text, in->len)) late = verdict(s, p, -1, t);
+        if (typed_on(s, (const uint8_t *)in->text, in->len)) late = verdict(s, p, -1, t);
         p->n = 0;
         st = laya_session_set_context(s, in->text, in->len);
         break;
