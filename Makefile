@@ -198,7 +198,7 @@ IBUS_OBJ    = $(IBUS_SRC:%.c=$(BUILD)/%.o)
 $(IBUS_OBJ): CFLAGS += $(IBUS_CFLAGS)
 -include $(IBUS_OBJ:.o=.d)
 
-$(BUILD)/ibus-engine-laya: $(IBUS_OBJ) $(BUILD)/src/cli/cli_common.o $(BUILD)/liblaya.a
+$(BUILD)/ibus-engine-laya: $(IBUS_OBJ) $(BUILD)/liblaya.a
 	$(CC) $(CFLAGS) -o $@ $^ $(IBUS_LIBS) $(LDLIBS)
 
 # The component XML names the engine's absolute path; dist/*.in are filled
@@ -255,7 +255,7 @@ INSTALL_IF_GTK   = $(if $(HAVE_GTK3),install-settings)
 $(SETTINGS_OBJ): CFLAGS += $(GTK_CFLAGS)
 -include $(SETTINGS_OBJ:.o=.d)
 
-$(BUILD)/laya-settings: $(SETTINGS_OBJ) $(BUILD)/src/cli/cli_common.o $(BUILD)/liblaya.a
+$(BUILD)/laya-settings: $(SETTINGS_OBJ) $(BUILD)/liblaya.a
 	$(CC) $(CFLAGS) -o $@ $^ $(GTK_LIBS) $(LDLIBS)
 
 .PHONY: settings install-settings test-e2e-settings

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 
 #include "intent/intent.h"
-#include "model/st.h"
 #include "server/proto.h"
 #include "test.h"
 #include "test_engine_util.h"
+#include "util/st.h"
 
 /* Finite differences in float parameters: the loss sums in double, the
  * head computes in float, so steps of 1e-2 give about 1e-3 relative. */

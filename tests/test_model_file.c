@@ -21,8 +21,8 @@
 #include "kern/quant.h"
 #include "model/model.h"
 #include "model/model_sign.h"
-#include "model/st.h"
 #include "tok/tok_impl.h"
+#include "util/st.h"
 
 static const model_cfg tiny = {.V = 300, .H = 16, .D = 8, .L = 2, .W = 3};
 

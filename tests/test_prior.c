@@ -12,10 +12,10 @@
 
 #include "engine/engine.h"
 #include "model/model.h"
-#include "model/st.h"
 #include "prior/prior.h"
 #include "test_engine_util.h"
 #include "util/file.h"
+#include "util/st.h"
 
 /* A small table: word -> followers (id by the sorted order, made below). */
 typedef struct {

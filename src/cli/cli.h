@@ -10,9 +10,8 @@
 /* Prints "laya: <message>" to stderr and exits with status 1. */
 _Noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The model path to use: explicit (if non-NULL), else $LAYA_MODEL, else
- * models/default.safetensors beside the executable's ../, else the installed
- * $PREFIX/share/laya/default.safetensors. Static buffer. */
+/* The model path to use (engine/front.h: front_model_path) in a static
+ * buffer. */
 const char *cli_model_path(const char *explicit_path);
 
 /* Loads the model or dies with the loader's detailed message.
@@ -20,20 +19,9 @@ const char *cli_model_path(const char *explicit_path);
 laya_model *cli_load_model(const char *explicit_path);
 laya_model *cli_load_model_opts(const char *explicit_path, int allow_unsigned);
 
-/* The personal-memory store to use: explicit (if non-NULL), else
- * $LAYA_MEMORY, else NULL (laya_memory_open's default,
- * $XDG_DATA_HOME/laya/memory.db). */
-const char *cli_memory_path(const char *explicit_path);
-
-/* Opens the memory store at cli_memory_path(explicit_path) or dies with the
- * library's detailed message. */
+/* Opens the memory store at front_memory_path(explicit_path) (engine/front.h)
+ * or dies with the library's detailed message. */
 laya_memory *cli_open_memory(const char *explicit_path);
-
-/* How many feedback entries m holds, in *n (what a forget removes with the
- * commits it names: `laya memory forget` and the settings window count them
- * before and after). The library's status; err as laya_memory_list_feedback
- * fills it. */
-laya_status cli_feedback_entries(laya_memory *m, int64_t *n, char *err, size_t errlen);
 
 /* The integer in v for option opt, or die naming opt, the range and v
  * (v NULL: the option had no value). */
@@ -77,9 +65,6 @@ int cmd_notes(int argc, char **argv);
 int cmd_intent(int argc, char **argv);
 int cmd_prior(int argc, char **argv);
 
-/* The intent head's companion file beside a model: M.safetensors ->
- * M.intent.safetensors, into buf (n bytes). */
-void cli_intent_path(const char *model_path, char *buf, size_t n);
 /* Loads the intent head explicit_path, else the companion file of
  * model_path. required 0: NULL when there is none (and a message on stderr
  * when it exists but is refused); else die with the loader's message. */

@@ -1,5 +1,5 @@
-/* cli_common.c - model and memory lookup and fatal errors for the `laya`
- * program. */
+/* cli_common.c - fatal errors, options and model and memory loading for the
+ * `laya` program (the lookups are the library's: engine/front.h). */
 #include "cli.h"
 
 #include <errno.h>
@@ -12,9 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef LAYA_PREFIX
-#define LAYA_PREFIX "/usr/local"
-#endif
+#include "engine/front.h"
 
 _Noreturn void cli_die(const char *fmt, ...) {
     va_list ap;
@@ -54,24 +52,7 @@ void cli_put_escaped(FILE *f, const char *s, size_t n, int quote) {
 
 const char *cli_model_path(const char *explicit_path) {
     static char buf[PATH_MAX + 64];
-    if (explicit_path) return explicit_path;
-    const char *env = getenv("LAYA_MODEL");
-    if (env && *env) return env;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, sizeof buf, "%s/../models/default.safetensors", exe);
-            if (access(buf, R_OK) == 0) return buf;
-            snprintf(buf, sizeof buf, "%s/../share/laya/default.safetensors", exe);
-            if (access(buf, R_OK) == 0) return buf;
-        }
-    }
-    snprintf(buf, sizeof buf, "%s/share/laya/default.safetensors", LAYA_PREFIX);
-    return buf;
+    return front_model_path(explicit_path, buf, sizeof buf);
 }
 
 laya_model *cli_load_model_opts(const char *explicit_path, int allow_unsigned) {
@@ -124,40 +105,11 @@ int cli_search_opt(int argc, char **argv, int i, laya_search_opts *o) {
     return 0;
 }
 
-const char *cli_memory_path(const char *explicit_path) {
-    if (explicit_path) return explicit_path;
-    const char *env = getenv("LAYA_MEMORY");
-    return env && *env ? env : NULL;
-}
-
 laya_memory *cli_open_memory(const char *explicit_path) {
-    const char *path = cli_memory_path(explicit_path);
+    const char *path = front_memory_path(explicit_path);
     char err[1024] = "";
     laya_memory *m = NULL;
     laya_status st = laya_memory_open(path, &m, err, sizeof err);
     if (st != LAYA_OK) cli_die("cannot open the memory: %s", *err ? err : laya_status_str(st));
     return m;
-}
-
-static int count_feedback(void *ctx, const char *k, size_t kl, const char *t, size_t tl, double ign, double acc,
-                          int64_t last) {
-    (void)k, (void)kl, (void)t, (void)tl, (void)ign, (void)acc, (void)last;
-    ++*(int64_t *)ctx;
-    return 0;
-}
-
-laya_status cli_feedback_entries(laya_memory *m, int64_t *n, char *err, size_t errlen) {
-    *n = 0;
-    return laya_memory_list_feedback(m, count_feedback, n, err, errlen);
-}
-
-/* M.safetensors -> M.intent.safetensors (else M.intent.safetensors appended). */
-void cli_intent_path(const char *model_path, char *buf, size_t n) {
-    size_t l = strlen(model_path);
-    const char *ext = ".safetensors";
-    size_t el = strlen(ext);
-    if (l > el && !strcmp(model_path + l - el, ext))
-        snprintf(buf, n, "%.*s.intent.safetensors", (int)(l - el), model_path);
-    else
-        snprintf(buf, n, "%s.intent.safetensors", model_path);
 }

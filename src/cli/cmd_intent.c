@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "engine/engine.h"
+#include "engine/front.h"
 #include "intent/intent.h"
 
 static void usage(FILE *f) {
@@ -164,11 +165,11 @@ static int cmd_intent_train(int argc, char **argv) {
     snprintf(mpath, sizeof mpath, "%s", mp);
     laya_model *m = cli_load_model_opts(mpath, allow_unsigned);
     if (!out) {
-        cli_intent_path(mpath, opath, sizeof opath);
+        front_intent_path(mpath, opath, sizeof opath);
         out = opath;
     }
     char sum[65];
-    if (intent_model_sum(m, sum) != LAYA_OK) cli_die("intent train: %s has no data_blake2b", mpath);
+    if (model_identity(engine_model(m), sum) != LAYA_OK) cli_die("intent train: %s has no data_blake2b", mpath);
     examples ex = {0};
     read_tsv(data, &ex);
     const int H = engine_model(m)->cfg.H;
@@ -235,7 +236,7 @@ laya_intent *cli_load_intent(const laya_model *m, const char *model_path, const 
                              int allow_unsigned, int required) {
     char path[4096], err[512] = "";
     if (explicit_path) snprintf(path, sizeof path, "%s", explicit_path);
-    else cli_intent_path(model_path, path, sizeof path);
+    else front_intent_path(model_path, path, sizeof path);
     if (!explicit_path && !required && access(path, F_OK) != 0) return NULL;
     laya_load_opts o = {.flags = allow_unsigned ? LAYA_LOAD_ALLOW_UNSIGNED : 0};
     laya_intent *h = NULL;

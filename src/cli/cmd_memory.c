@@ -1,9 +1,10 @@
 /* cmd_memory.c - `laya memory` and `laya incognito`: what Laya has learned
  * from the user's commits and from what the user did with the suggestions
  * shown (feedback), and the switch that stops it learning. Uses
- * only include/laya.h (the personal-memory section). Every command takes
- * --memory PATH; without it $LAYA_MEMORY, else the default
- * $XDG_DATA_HOME/laya/memory.db (cli_memory_path). */
+ * only include/laya.h (the personal-memory section) and the library's
+ * lookups (engine/front.h). Every command takes --memory PATH; without it
+ * $LAYA_MEMORY, else the default $XDG_DATA_HOME/laya/memory.db
+ * (front_memory_path). */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine/front.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -154,7 +156,7 @@ static int print_feedback(void *vctx, const char *context, size_t clen, const ch
 static int64_t feedback_entries(laya_memory *m, const char *what) {
     int64_t n = 0;
     char err[512] = "";
-    laya_status st = cli_feedback_entries(m, &n, err, sizeof err);
+    laya_status st = front_feedback_entries(m, &n, err, sizeof err);
     if (st != LAYA_OK) die_status(what, st, err);
     return n;
 }
@@ -355,7 +357,7 @@ static int memory_forget(int argc, char **argv) {
 static int memory_path(int argc, char **argv) {
     const char *args[64];
     int n;
-    const char *path = cli_memory_path(parse_common(argc, argv, "memory path", usage, args, &n));
+    const char *path = front_memory_path(parse_common(argc, argv, "memory path", usage, args, &n));
     if (n) cli_die("memory path: unexpected '%s'", args[0]);
     char buf[4096], err[512] = "";
     if (!path) {

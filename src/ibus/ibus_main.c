@@ -13,11 +13,12 @@
  * for `laya`). A model that does not load is reported on stderr and, in
  * the candidate window, to the user; the engine then passes every key
  * through: the keyboard keeps working. */
+#include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "engine/front.h"
 #include "ibus/ibus_laya.h"
 
 #define COMPONENT "org.freedesktop.IBus.Laya"
@@ -61,7 +62,8 @@ int main(int argc, char **argv) {
         }
     }
 
-    const char *path = cli_model_path(model_path);
+    char mbuf[PATH_MAX + 64];
+    const char *path = front_model_path(model_path, mbuf, sizeof mbuf);
     char err[512] = "", notice[1024] = "";
     laya_model *m = NULL;
     laya_status st = laya_model_load(path, &m, err, sizeof err);
@@ -98,7 +100,7 @@ int main(int argc, char **argv) {
     laya_memory *mem = NULL;
     if (m) {
         char merr[512] = "";
-        if (laya_memory_open(cli_memory_path(NULL), &mem, merr, sizeof merr) != LAYA_OK ||
+        if (laya_memory_open(front_memory_path(NULL), &mem, merr, sizeof merr) != LAYA_OK ||
             laya_memory_prepare(mem, merr, sizeof merr) != LAYA_OK)
             fprintf(stderr, "ibus-engine-laya: learning is off: %s\n", merr);
     }
@@ -118,7 +120,7 @@ int main(int argc, char **argv) {
     laya_intent *intent = NULL;
     char ipath[4096];
     if (m) {
-        cli_intent_path(path, ipath, sizeof ipath);
+        front_intent_path(path, ipath, sizeof ipath);
         char ierr[512] = "";
         if (access(ipath, F_OK) == 0 && laya_intent_load(ipath, m, NULL, &intent, ierr, sizeof ierr) != LAYA_OK)
             fprintf(stderr, "ibus-engine-laya: intent is off: %s\n", ierr);

@@ -81,14 +81,10 @@ void intent_forward_ref(const intent_head *h, const float *y, float *hid, float 
 laya_status intent_save(const intent_head *h, const char *path, const char *base_blake2b, char *err,
                         size_t errlen);
 /* Loads path under trust t. H and base_blake2b (NULL: not checked) must
- * match the base model. *out owned by the caller. */
+ * match the base model (its model_identity). *out owned by the caller.
+ * laya_intent_load (engine/load.c) is this over a laya_model. */
 laya_status intent_load(const char *path, const model_trust *t, int H, const char *base_blake2b,
                         intent_head **out, char *err, size_t errlen);
-
-/* The model's identity (model_identity: its data_blake2b in the row-major
- * layout, whichever layout its file has; 64 hex + NUL into hex), or
- * LAYA_ERR_FORMAT when it has none. */
-laya_status intent_model_sum(const laya_model *m, char hex[65]);
 
 /* ---- training (intent_train.c) ----
  * Cross-entropy with class weights wc (C), mean over the examples, plus

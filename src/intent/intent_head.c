@@ -14,12 +14,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
 #include "kern/kern.h"
 #include "model/model.h"
-#include "model/st.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/st.h"
 
 const char *const intent_names[INTENT_C] = {
     "schedule_meeting", "send_email", "search_web", "file_operation",
@@ -119,11 +118,6 @@ void intent_forward_ref(const intent_head *h, const float *y, float *hid, float 
         lg[c] = a;
     }
     softmax(lg, p);
-}
-
-laya_status intent_model_sum(const laya_model *lm, char hex[65]) {
-    hex[0] = 0;
-    return lm ? model_identity(engine_model(lm), hex) : LAYA_ERR_FORMAT;
 }
 
 static const char *class_list(char *buf, size_t n) {
@@ -260,20 +254,6 @@ laya_status intent_load(const char *path, const model_trust *trust, int H, const
     munmap(map, len);
     if (st != LAYA_OK) return err_set(err, errlen, st, "%s: %s", path, e);
     return LAYA_OK;
-}
-
-laya_status laya_intent_load(const char *path, const laya_model *m, const laya_load_opts *opts, laya_intent **out,
-                             char *err, size_t errlen) {
-    if (!path || !m || !out) return err_set(err, errlen, LAYA_ERR_ARG, "laya_intent_load: NULL argument");
-    *out = NULL;
-    uint8_t keys[MODEL_MAX_TRUSTED][MODEL_KEY_BYTES];
-    model_trust t;
-    laya_status st = model_trust_opts(opts, &t, keys, err, errlen);
-    if (st != LAYA_OK) return st;
-    char sum[65];
-    if (intent_model_sum(m, sum) != LAYA_OK)
-        return err_set(err, errlen, LAYA_ERR_FORMAT, "the model has no data_blake2b to match a head against");
-    return intent_load(path, &t, engine_model(m)->cfg.H, sum, out, err, errlen);
 }
 
 float laya_intent_threshold(const laya_intent *h) { return h ? h->threshold : 0; }

@@ -60,9 +60,9 @@
 
 #include "kern/quant.h"
 #include "model/model_sign.h"
-#include "model/st.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/st.h"
 
 #define MODEL_FORMAT "laya"
 #define MODEL_ARCH "gru-lattn"

@@ -1,5 +1,6 @@
 /* model_sign.c - Ed25519 signatures of model files (model_sign.h), and the
- * public loader with options (laya_model_load_opts, include/laya.h). */
+ * trust policy of the public loader with options (model_trust_opts; the
+ * loader, laya_model_load_opts, is the engine's: engine/load.c). */
 #include "model/model_sign.h"
 
 #include <errno.h>
@@ -12,11 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
 #include "model/model.h"
-#include "model/st.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/st.h"
 
 #define PUB_MAGIC "laya-ed25519-public-v1"
 #define SEC_MAGIC "laya-ed25519-secret-v1"
@@ -416,7 +416,7 @@ laya_status model_trust_env(model_trust *t, uint8_t (*store)[MODEL_KEY_BYTES], c
     return LAYA_OK;
 }
 
-/* ---- the public loader with options (include/laya.h) ---- */
+/* ---- the trust of the public loader with options (include/laya.h) ---- */
 
 laya_status model_trust_opts(const laya_load_opts *opts, model_trust *t, uint8_t (*keys)[MODEL_KEY_BYTES],
                              char *err, size_t errlen) {
@@ -436,23 +436,4 @@ laya_status model_trust_opts(const laya_load_opts *opts, model_trust *t, uint8_t
         t->n_keys = opts->n_pubkeys;
     }
     return model_trust_env(t, keys, err, errlen);
-}
-
-laya_status laya_model_load_opts(const char *path, const laya_load_opts *opts, laya_model **out, char *err,
-                                 size_t errlen) {
-    if (!path || !out) return err_set(err, errlen, LAYA_ERR_ARG, "laya_model_load_opts: NULL argument");
-    *out = NULL;
-    uint8_t keys[MODEL_MAX_TRUSTED][MODEL_KEY_BYTES];
-    model_trust t;
-    laya_status st = model_trust_opts(opts, &t, keys, err, errlen);
-    if (st != LAYA_OK) return st;
-    model *m = NULL;
-    if ((st = model_load_opts(path, &t, &m, err, errlen)) != LAYA_OK) return st;
-    if ((st = engine_model_wrap(m, 1, out)) != LAYA_OK) {
-        model_free(m);
-        return err_set(err, errlen, st, "%s: %s", path,
-                       st == LAYA_ERR_FORMAT ? "the tokenizer has more ids than the model's vocabulary"
-                                             : laya_status_str(st));
-    }
-    return LAYA_OK;
 }

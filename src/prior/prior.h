@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "laya.h"
-#include "model/st.h"
+#include "util/st.h"
 
 enum { PRIOR_MAX_CHARS = 6, PRIOR_MAX_CAND = 16, PRIOR_MAX_WORD = 64, PRIOR_LATIN_WORD = 30,
        PRIOR_LOOKBACK = 256 };

@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "engine/front.h"
 #include "util/settings.h"
 
 enum { COL_SHOWN, COL_COUNT, COL_LAST, COL_TEXT, N_COLS };   /* COL_TEXT: the exact bytes (GBytes) */
@@ -225,7 +225,7 @@ static void on_incognito(GtkToggleButton *b, settings_ui *u) {
  * commits it names), -1 if they cannot be read. */
 static int64_t feedback_entries(settings_ui *u) {
     int64_t n = 0;
-    return cli_feedback_entries(u->mem, &n, NULL, 0) == LAYA_OK ? n : -1;
+    return front_feedback_entries(u->mem, &n, NULL, 0) == LAYA_OK ? n : -1;
 }
 
 /* " and N feedback entries" when a forget took any (the count before, then). */
@@ -410,7 +410,7 @@ static void build(settings_ui *u, GtkApplication *app) {
     load(u);
     gtk_widget_set_sensitive(u->count, gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(u->enabled)));
     char err[512] = "";
-    if (laya_memory_open(cli_memory_path(NULL), &u->mem, err, sizeof err) != LAYA_OK) {
+    if (laya_memory_open(front_memory_path(NULL), &u->mem, err, sizeof err) != LAYA_OK) {
         u->mem = NULL;
         status(u, "The memory cannot be opened, so it is not shown: %s", err);
         gtk_widget_set_sensitive(u->incognito, FALSE);

@@ -1,7 +1,7 @@
 /* st.h - a small safetensors reader and writer (the standard container:
  * 8-byte little-endian header length N, N bytes of JSON header, then the
- * data section). Knows nothing about Laya: model_file.c (and later the
- * quantizer) put meaning on top.
+ * data section). Knows nothing about Laya: model_file.c, prior.c and
+ * intent_head.c put meaning on top.
  *
  * The reader validates the container as hostile input, as the reference
  * implementation does and more: header at most ST_MAX_HEADER bytes and

@@ -1,5 +1,5 @@
 /* st.c - safetensors container: parse/validate and write (see st.h). */
-#include "model/st.h"
+#include "util/st.h"
 
 #include <errno.h>
 #include <pthread.h>
