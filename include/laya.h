@@ -563,7 +563,8 @@ typedef enum {
                                only): apply view.erase and view.insert */
     LAYA_INPUT_DISMISS,     /* the list passed over and hidden (Esc) */
     LAYA_INPUT_COMMIT,      /* text[0..len) was committed (a line ended, a message sent): learned
-                               unless the gate forbids it; the context is kept */
+                               unless the gate forbids it; the context is kept; the list shown
+                               is not judged (an Enter that ends the line: DISMISS first) */
     LAYA_INPUT_FOCUS,       /* focus moved to another field, whose text before the cursor is
                                text[0..len) (empty: unknown); the list is dropped unjudged */
     LAYA_INPUT_SHOW         /* nothing happened: the view for the context as it is (a front end
@@ -604,6 +605,8 @@ typedef struct {
     int n_notes;           /* LAYA_WANT_NOTES: related notes, best first (into the session) */
     const laya_note *notes;
     int learned;           /* COMMIT: 1 when the text was stored */
+    const char *error;     /* why a COMMIT was not stored (a sentence naming the file and a
+                              hint; into the session), or NULL */
     int changed;           /* 1 when the event changed the context */
 } laya_view;
 

@@ -9,9 +9,9 @@
  *    program that calls them directly is held by it too.
  *  - The verdict on the list shown (laya_session_feedback, and the decider's
  *    ACCEPTED/IGNORED): taken (ACCEPT), passed over (DISMISS, or typing on
- *    past it: a KEY, an ERASE, a COMMIT, a CONTEXT that adds text at the
- *    end), or no verdict (a cursor move, any other edit, a focus change:
- *    the list is dropped unjudged). It is the rule `laya eval --feedback`'s
+ *    past it: a KEY, an ERASE, a CONTEXT that adds text at the end), or no
+ *    verdict (a cursor move, any other edit, a focus change: the list is
+ *    dropped unjudged; a COMMIT, which is learning, not a key). It is the rule `laya eval --feedback`'s
  *    typists follow (src/eval/eval_type.c), which chose the constants.
  *  - Spacing: a suggestion may end with the blank after its word. Right
  *    after one was accepted, a blank typed is absorbed (no double blank),
@@ -41,6 +41,13 @@ struct engine_pipe {
     uint8_t text[LAYA_MAX_K][LAYA_MAX_SUGGESTION];
     size_t len[LAYA_MAX_K];
     uint8_t ins[LAYA_MAX_SUGGESTION + 4];   /* view.insert's bytes */
+    char err[256];                           /* view.error's */
+    /* A context given with nothing wanted (a request already stale: a newer
+     * one is queued) is only noted: the engine reads it when something is
+     * asked, so coalesced keystrokes cost no model step. pend_on 0: none. */
+    uint8_t *pend;
+    size_t pend_len, pend_cap;
+    int pend_on;
 };
 
 engine_pipe *engine_pipe_new(void) { return calloc(1, sizeof(engine_pipe)); }
@@ -48,6 +55,7 @@ engine_pipe *engine_pipe_new(void) { return calloc(1, sizeof(engine_pipe)); }
 void engine_pipe_free(engine_pipe *p) {
     if (!p) return;
     laya_decider_free(p->d);
+    free(p->pend);
     free(p);
 }
 
@@ -87,11 +95,39 @@ static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t
     return st;
 }
 
+/* The context as the front end last gave it: the noted one, else the
+ * engine's. */
+static const uint8_t *context_now(const laya_session *s, const engine_pipe *p, size_t *n) {
+    *n = p->pend_on ? p->pend_len : s->len;
+    return p->pend_on ? p->pend : s->ctx;
+}
+
 /* The context grows by text typed at its end (t[0..n) begins with it):
  * typing on past the list, by keys the front end let through or by
  * another input method's commit. */
-static int typed_on(const laya_session *s, const uint8_t *t, size_t n) {
-    return n > s->len && !memcmp(s->ctx, t, s->len);
+static int typed_on(const uint8_t *c, size_t len, const uint8_t *t, size_t n) {
+    return n > len && !memcmp(c, t, len);
+}
+
+/* Notes a context for later (pend); LAYA_ERR_NOMEM leaves nothing noted. */
+static laya_status note_context(engine_pipe *p, const char *t, size_t n) {
+    if (n > p->pend_cap) {
+        uint8_t *b = realloc(p->pend, n);
+        if (!b) return LAYA_ERR_NOMEM;
+        p->pend = b;
+        p->pend_cap = n;
+    }
+    if (n) memcpy(p->pend, t, n);
+    p->pend_len = n;
+    p->pend_on = 1;
+    return LAYA_OK;
+}
+
+/* The engine reads the noted context, if any. */
+static laya_status read_noted(laya_session *s, engine_pipe *p) {
+    if (!p->pend_on) return LAYA_OK;
+    p->pend_on = 0;
+    return laya_session_set_context(s, (const char *)p->pend, p->pend_len);
 }
 
 /* The key c[0..n) typed, spaced: what to erase and insert (into p->ins). */
@@ -141,10 +177,9 @@ static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, d
         n = w;
     }
     if (in->want & LAYA_WANT_DECIDE) {
-        int had = n;
         st = laya_decide(p->d, t, out, n, out, &n);
         if (st != LAYA_OK) return st;
-        if (!n && had) v->held = decide_reason_str(decide_last_reason(p->d));
+        if (!n) v->held = decide_reason_str(decide_last_reason(p->d));
         cut = 1;
     }
     /* feedback judges what was shown: the cut of the list */
@@ -173,18 +208,39 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
     engine_set_field(s, (in->field & LAYA_FIELD_SECRET) != 0, (in->field & LAYA_FIELD_PRIVATE) != 0);
     const int spaced = p->spaced;
     p->spaced = 0;
-    const size_t len0 = s->len;
     laya_status st = LAYA_OK, late = LAYA_OK;
+    size_t len0;
+    const uint8_t *c0 = context_now(s, p, &len0);
+
+    /* A context with nothing wanted is noted, not read (coalescing). */
+    if (in->kind == LAYA_INPUT_CONTEXT && !in->want) {
+        if (in->len == len0 && !memcmp(in->text, c0, len0)) {
+            p->spaced = spaced;
+        } else {
+            if (typed_on(c0, len0, (const uint8_t *)in->text, in->len)) late = verdict(s, p, -1, t);
+            p->n = 0;
+            if ((st = note_context(p, in->text, in->len)) != LAYA_OK) return st;
+        }
+        if (p->d) decide_track_context(p->d, in->text, in->len, t);
+        v->gate = engine_gate(s);
+        v->changed = in->len != len0 || memcmp(in->text, c0, len0);
+        return late;
+    }
+    /* A new context replaces the noted one; any other event reads it. */
+    const int echo = in->kind == LAYA_INPUT_CONTEXT && in->len == len0 && !memcmp(in->text, c0, len0);
+    if (in->kind == LAYA_INPUT_CONTEXT || in->kind == LAYA_INPUT_FOCUS) {
+        if (echo) p->spaced = spaced;   /* a front end's echo of the text it was given */
+        else if (in->kind == LAYA_INPUT_CONTEXT && typed_on(c0, len0, (const uint8_t *)in->text, in->len))
+            late = verdict(s, p, -1, t);
+        p->pend_on = 0;
+    } else if ((st = read_noted(s, p)) != LAYA_OK) {
+        return st;
+    }
 
     /* The event. */
     switch (in->kind) {
     case LAYA_INPUT_CONTEXT:
-        if (in->len == s->len && !memcmp(in->text, s->ctx, in->len)) {
-            p->spaced = spaced;   /* a front end's echo of the text it was given */
-            break;
-        }
-        if (typed_on(s, (const uint8_t *)in->text, in->len)) late = verdict(s, p, -1, t);
-        p->n = 0;
+        if (!echo) p->n = 0;
         st = laya_session_set_context(s, in->text, in->len);
         break;
     case LAYA_INPUT_KEY: {
@@ -217,11 +273,12 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         late = verdict(s, p, -1, t);
         break;
     case LAYA_INPUT_COMMIT:
-        late = verdict(s, p, -1, t);
+        /* learning, not a key: the list shown is not judged (a front end
+         * whose Enter ends the line passes it over with DISMISS first) */
         if (in->len && s->memory && engine_gate(s) == ENGINE_GATE_OPEN) {
-            st = laya_memory_commit(s->memory, in->text, in->len, &v->learned, NULL, 0);
-            if (st == LAYA_ERR_FORMAT || st == LAYA_ERR_LIMIT) return st;   /* the caller's text */
-            if (st != LAYA_OK) late = st, st = LAYA_OK;
+            p->err[0] = 0;
+            late = laya_memory_commit(s->memory, in->text, in->len, &v->learned, p->err, sizeof p->err);
+            if (late != LAYA_OK) v->error = p->err[0] ? p->err : laya_status_str(late);
         }
         break;
     case LAYA_INPUT_FOCUS:

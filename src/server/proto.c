@@ -5,7 +5,6 @@
 #include "server/proto_impl.h"
 
 
-#include "engine/decide.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -92,12 +91,6 @@ static proto_slot *session_get(proto *p, uint64_t owner, const char *id, json_t 
     return sl;
 }
 
-/* The slot's decider, made on first use. NULL with *err set on failure. */
-static laya_decider *decider_get(proto_slot *sl, json_t **err) {
-    if (!sl->d && laya_decider_new(&sl->d) != LAYA_OK) *err = error("cannot make a decider: out of memory");
-    return sl->d;
-}
-
 /* A string member: NULL (and *err set) if absent or not a string, unless
  * optional. */
 static const char *get_str(json_t *req, const char *key, int optional, size_t *len, json_t **err) {
@@ -145,9 +138,21 @@ static json_t *notes_json(const laya_note *h, int n, int score) {
     return a;
 }
 
-/* A suggest request. stale: a newer suggest for the same session is already
- * queued behind this one (proto_feed), so the engine's work is skipped and
- * only the decider sees the keystroke's timing. */
+/* One event of the keystroke pipeline (laya_session_event) on a slot's
+ * session: every rule between a request and its reply (privacy, decision,
+ * feedback, learning) is the library's; this file only translates. */
+static laya_status slot_event(proto_slot *sl, laya_input_kind kind, const char *text, size_t len, int index,
+                              int priv, unsigned want, int k, double t_ms, laya_view *v) {
+    if (priv != sl->priv) sl->priv = priv;
+    laya_input in = {.kind = kind, .text = text, .len = len, .index = index,
+                     .field = priv ? LAYA_FIELD_PRIVATE : 0, .want = want, .k = k, .t_ms = t_ms};
+    return laya_session_event(sl->s, &in, v);
+}
+
+/* A suggest request: {"op":"suggest","context":C[,"k":N][,"t_ms":T][,"decide":B][,"private":B]}.
+ * stale: a newer suggest for the same session is already queued behind
+ * this one (proto_feed): the context is only noted (the decider sees the
+ * keystroke's timing; the engine reads nothing). */
 static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req, int stale) {
     json_t *err = NULL;
     size_t len;
@@ -169,55 +174,47 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
     if (priv < 0) return err;
     proto_slot *sl = session_get(p, owner, sid, &err);
     if (!sl) return err;
-    if (priv != sl->priv) {
-        laya_session_set_private(sl->s, priv);
-        sl->priv = priv;
+    laya_view v;
+    if (stale) {
+        if (slot_event(sl, LAYA_INPUT_CONTEXT, ctx, len, 0, priv, 0, 0, t_ms, &v) != LAYA_OK)
+            return error("suggest failed: out of memory");
+        return json_pack("{s:[],s:i,s:b}", "suggestions", "us", 0, "stale", 1);
     }
-    laya_decider *d = NULL;
-    if (timed || decide || sl->d) {
-        if (!(d = decider_get(sl, &err))) return err;
-        decide_track_context(d, ctx, len, t_ms);
-    }
-    if (stale) return json_pack("{s:[],s:i,s:b}", "suggestions", "us", 0, "stale", 1);
-    laya_suggestion out[LAYA_MAX_K];
-    int n = 0;
+    const unsigned want = (k ? LAYA_WANT_SUGGEST : 0) | (decide ? LAYA_WANT_DECIDE : 0);
     double t0 = now_us();
-    laya_status st = laya_session_set_context(sl->s, ctx, len);
-    if (st == LAYA_OK) st = laya_suggest(sl->s, k, out, &n);
-    if (st == LAYA_OK && decide) st = laya_decide(d, t_ms, out, n, out, &n);
-    /* feedback judges what was shown: the decision's cut of the list */
-    if (st == LAYA_OK && decide) st = laya_session_shown(sl->s, out, n);
+    laya_status st = slot_event(sl, LAYA_INPUT_CONTEXT, ctx, len, 0, priv, want, k ? k : 3, t_ms, &v);
     double us = now_us() - t0;
     if (st != LAYA_OK) return error("suggest failed: %s", laya_status_str(st));
     json_t *arr = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(arr, json_stringn(out[i].text, out[i].len));
+    for (int i = 0; i < v.n; i++) json_array_append_new(arr, json_stringn(v.list[i].text, v.list[i].len));
     json_t *r = json_pack("{s:o,s:I}", "suggestions", arr, "us", (json_int_t)(us + 0.5));
     if (decide) {
-        json_object_set_new(r, "shown", json_boolean(n > 0));
-        if (!n) json_object_set_new(r, "held", json_string(decide_reason_str(decide_last_reason(d))));
+        json_object_set_new(r, "shown", json_boolean(v.n > 0));
+        if (!v.n) json_object_set_new(r, "held", json_string(v.held ? v.held : "none"));
     }
-    /* After the suggestions and outside "us": the index is asked only
-     * when the sentence's terms change (a word end), else it costs the
-     * term extraction. An index error leaves the notes out. */
-    const laya_note *hits = NULL;
-    int nh = 0;
-    if (p->t.notes && !priv && laya_session_notes(sl->s, PROTO_NOTES_K, &hits, &nh) == LAYA_OK && nh > 0)
-        json_object_set_new(r, "notes", notes_json(hits, nh, 0));
-    /* The intent (C10): one small product when the stable tokens changed,
-     * reported only above the head's threshold and never when private. */
-    const char *iname = NULL;
-    float ip = 0;
-    if (p->t.intent && !priv && laya_session_intent(sl->s, &iname, &ip) == LAYA_OK && iname)
-        json_object_set_new(r, "intent", json_pack("{s:s,s:f}", "name", iname, "p", floor(ip * 100 + 0.5) / 100));
+    /* After the suggestions and outside "us": the notes index is asked only
+     * when the sentence's terms change (a word end), else it costs the term
+     * extraction; the intent head is one small product when the stable
+     * tokens changed. Both only where the library's gate is open (not in a
+     * private request, not after a password prompt). */
+    const unsigned more = (p->t.notes ? LAYA_WANT_NOTES : 0) | (p->t.intent ? LAYA_WANT_INTENT : 0);
+    laya_view w;
+    if (more && slot_event(sl, LAYA_INPUT_SHOW, NULL, 0, 0, priv, more, 0, t_ms, &w) == LAYA_OK) {
+        if (w.n_notes > 0) json_object_set_new(r, "notes", notes_json(w.notes, w.n_notes > PROTO_NOTES_K ? PROTO_NOTES_K : w.n_notes, 0));
+        if (w.intent)
+            json_object_set_new(r, "intent",
+                                json_pack("{s:s,s:f}", "name", w.intent, "p", floor(w.intent_p * 100 + 0.5) / 100));
+    }
     return r;
 }
 
 /* {"op":"feedback","accepted":i[,"t_ms":T]}: the typist took shown
- * suggestion i, or passed over the list (-1). The decider's threshold
- * moves, and with a memory the session's last list is judged
- * (laya_session_feedback): passed-over suggestions rank lower in that
- * context next time. An index beyond the list shown is judged by the
- * decider alone, as before; a store error is answered as an error. */
+ * suggestion i (an ACCEPT: the session's context grows by it, as the
+ * client's does), or passed over the list (-1: a DISMISS). The decider's
+ * threshold moves, and with a memory the list is judged: passed-over
+ * suggestions rank lower in that context next time. An index beyond the
+ * list shown (or none shown) judges nothing; a store error is answered as
+ * an error. */
 static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *req) {
     json_t *err = NULL, *ja = json_object_get(req, "accepted");
     if (!json_is_integer(ja) || json_integer_value(ja) < -1 || json_integer_value(ja) >= LAYA_MAX_K)
@@ -226,11 +223,11 @@ static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *re
     int timed;
     if ((err = get_t_ms(req, &t_ms, &timed))) return err;
     proto_slot *sl = session_get(p, owner, sid, &err);
-    laya_decider *d = sl ? decider_get(sl, &err) : NULL;
-    if (!d) return err;
+    if (!sl) return err;
     int idx = (int)json_integer_value(ja);
-    laya_decide_event(d, idx >= 0 ? LAYA_EVENT_ACCEPTED : LAYA_EVENT_IGNORED, t_ms);
-    laya_status st = laya_session_feedback(sl->s, idx);
+    laya_view v;
+    laya_status st = slot_event(sl, idx >= 0 ? LAYA_INPUT_ACCEPT : LAYA_INPUT_DISMISS, NULL, 0, idx, sl->priv, 0, 0,
+                                t_ms, &v);
     if (st != LAYA_OK && st != LAYA_ERR_ARG) return error("feedback not learned: %s", laya_status_str(st));
     return json_pack("{s:b}", "ok", 1);
 }
@@ -252,8 +249,9 @@ static json_t *op_prefetch(proto *p, uint64_t owner, const char *sid, int stale)
 }
 
 /* {"op":"commit","text":T[,"private":true]}: T was really typed; it is
- * learned unless learning is off, the request or its session is private,
- * or the memory is incognito. */
+ * learned (a COMMIT through the session's pipeline: its gate decides)
+ * unless learning is off, the request or its session is private, the
+ * session's text ends in a password prompt, or the memory is incognito. */
 static json_t *op_commit(proto *p, uint64_t owner, const char *sid, json_t *req) {
     json_t *err = NULL;
     size_t len;
@@ -261,12 +259,14 @@ static json_t *op_commit(proto *p, uint64_t owner, const char *sid, json_t *req)
     if (!text) return err;
     int priv = get_bool(req, "private", 0, &err);
     if (priv < 0) return err;
-    proto_slot *sl = proto_table_find(&p->t, owner, sid);
     int learned = 0;
-    if (p->t.memory && !priv && !(sl && sl->priv)) {
-        char msg[256] = "";
-        laya_status st = laya_memory_commit(p->t.memory, text, len, &learned, msg, sizeof msg);
-        if (st != LAYA_OK) return error("commit not learned: %s", *msg ? msg : laya_status_str(st));
+    if (p->t.memory) {
+        proto_slot *sl = session_get(p, owner, sid, &err);
+        if (!sl) return err;
+        laya_view v;
+        laya_status st = slot_event(sl, LAYA_INPUT_COMMIT, text, len, 0, priv || sl->priv, 0, 0, -1, &v);
+        if (st != LAYA_OK) return error("commit not learned: %s", v.error ? v.error : laya_status_str(st));
+        learned = v.learned;
     }
     return json_pack("{s:b,s:b}", "ok", 1, "learned", learned);
 }
@@ -485,10 +485,8 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (!strcmp(op, "notes")) return op_notes(p, req);
     if (!strcmp(op, "reset")) {
         proto_slot *sl = proto_table_find(&p->t, owner, sid);
-        if (sl) {
-            laya_session_reset(sl->s);
-            if (sl->d) decide_forget_context(sl->d);
-        }
+        laya_view v;
+        if (sl) slot_event(sl, LAYA_INPUT_FOCUS, NULL, 0, 0, sl->priv, 0, 0, -1, &v);
         return json_pack("{s:b}", "ok", 1);
     }
     if (!strcmp(op, "score")) {

@@ -96,15 +96,23 @@ check "--memory: a separate store" sh -c "'$LAYA' memory list --memory '$T/other
 check "--memory: default store untouched" sh -c "! '$LAYA' memory list 2>/dev/null | grep -q elsewhere"
 
 # feedback: what a typist passed over, kept by the server, listed, exported,
-# forgotten; nothing kept in incognito.
+# forgotten; nothing kept in incognito. Feedback reaches the store only with
+# a commit that holds its context (issue 39: text typed and erased leaves no
+# byte on disk), so the typist here commits what it typed.
 FB=$T/fb.db
 fb_serve() {
     printf '%s\n' '{"op":"suggest","context":"Dear Zeb","k":3}' '{"op":"feedback","accepted":-1}' \
-        '{"op":"suggest","context":"I like the qu","k":3}' '{"op":"feedback","accepted":-1}' |
+        '{"op":"commit","text":"Dear Zeb"}' \
+        '{"op":"suggest","context":"I like the qu","k":3}' '{"op":"feedback","accepted":-1}' \
+        '{"op":"commit","text":"I like the qu"}' |
         "$LAYA" serve --stdio --memory "$FB" >"$T/fb.out" 2>/dev/null
 }
+# Passed over and never committed: nothing on disk.
+printf '%s\n' '{"op":"suggest","context":"Dear Zorblatt","k":3}' '{"op":"feedback","accepted":-1}' |
+    "$LAYA" serve --stdio --memory "$T/fb0.db" >/dev/null 2>&1
+check "feedback without a commit: no byte on disk" sh -c "test -s '$T/fb0.db' && ! cat '$T/fb0.db'* | grep -aq Zorbl"
 fb_serve
-check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 2
+check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 4
 "$LAYA" memory list --feedback --memory "$FB" >"$T/fb.list" 2>"$T/fb.err"
 check "list --feedback: the contexts" sh -c "grep -q '\"Dear Zeb\" -> ' '$T/fb.list' && grep -q '\"like the qu\" -> ' '$T/fb.list'"
 check "list --feedback: passed over once" sh -c "grep '\"Dear Zeb\"' '$T/fb.list' | head -1 | grep -q '^ *1.0 *0.0 '"
@@ -119,7 +127,7 @@ fb = [r for r in rows if 'context' in r]
 assert fb and all(set(r) == {'context', 'text', 'ignored', 'accepted', 'last'} for r in fb)
 assert any(r['context'] == 'Dear Zeb' and r['ignored'] == 1 for r in fb)
 "
-check "forget --word: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --word dear | grep -q 'forgot 0 commits and [1-9][0-9]* feedback entries'"
+check "forget --word: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --word dear | grep -q 'forgot 1 commits and [1-9][0-9]* feedback entries'"
 check "forget --word: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"like the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
 check "forget --word: no bytes left" sh -c "! cat '$FB'* | grep -aq 'Dear Zeb'"
 check "forget --since: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --since 2000-01-01 | grep -q 'and [1-9][0-9]* feedback entries'"
@@ -129,9 +137,10 @@ fb_serve
 "$LAYA" memory add --memory "$FB" "Dear Zeb, QFT-see you" 2>/dev/null
 check "forget --text: feedback entries found in the text too" sh -c "'$LAYA' memory forget --memory '$FB' --text 'Dear Zeb, QFT-see you' | grep -q 'forgot 1 commits that are exactly \"Dear Zeb, QFT-see you\" and [1-9][0-9]* feedback entries found in it'"
 check "forget --text: the other context stays" sh -c "'$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q '\"like the qu\"' && ! '$LAYA' memory list --feedback --memory '$FB' 2>/dev/null | grep -q Zeb"
-check "forget --text: no bytes left" sh -c "! cat '$FB'* | grep -aq -e 'Dear Zeb' -e QFT-see"
+# (the commit "Dear Zeb" itself is another text: it stays)
+check "forget --text: no bytes left" sh -c "! cat '$FB'* | grep -aq -e QFT-see"
 fb_serve
-check "forget --all: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --all | grep -q 'forgot everything: 0 commits and [1-9][0-9]* feedback entries'"
+check "forget --all: feedback entries too" sh -c "'$LAYA' memory forget --memory '$FB' --all | grep -q 'forgot everything: [0-9]* commits and [1-9][0-9]* feedback entries'"
 check "forget --all: no bytes left" sh -c "! cat '$FB'* | grep -aq 'the qu'"
 "$LAYA" incognito on --memory "$FB" >/dev/null
 fb_serve
@@ -142,9 +151,9 @@ check "incognito: no feedback kept" sh -c "'$LAYA' memory list --feedback --memo
 # list with paging, export, forget by exact text, and errors that name the
 # problem.
 PD=$T/proto.db
-printf '%s\n' '{"op":"commit","text":"Best regards, Tom"}' '{"op":"commit","text":"See you at noon"}' \
-    '{"op":"commit","text":"Best regards, Tom"}' '{"op":"suggest","context":"Dear Zeb","k":3}' \
-    '{"op":"feedback","accepted":-1}' '{"op":"list"}' '{"op":"list","offset":1,"limit":1}' \
+printf '%s\n' '{"op":"commit","text":"See you at noon"}' '{"op":"suggest","context":"Dear Zeb","k":3}' \
+    '{"op":"feedback","accepted":-1}' '{"op":"commit","text":"Dear Zeb, best regards, Tom"}' \
+    '{"op":"commit","text":"Dear Zeb, best regards, Tom"}' '{"op":"list"}' '{"op":"list","offset":1,"limit":1}' \
     '{"op":"list","feedback":true}' '{"op":"export"}' '{"op":"forget","text":"See you at noon"}' \
     '{"op":"list"}' '{"op":"list","limit":10001}' '{"op":"list","offset":-1}' \
     '{"op":"forget","text":"x","all":true}' |
@@ -153,13 +162,13 @@ check "protocol: list, export and forget --text" python3 -c "
 import json
 r = [json.loads(l) for l in open('$T/proto.out', encoding='utf-8')]
 lst, page, fb, exp, fgt, after = r[5], r[6], r[7], r[8], r[9], r[10]
-assert lst['total'] == 2 and [e['text'] for e in lst['entries']] == ['Best regards, Tom', 'See you at noon'], lst
+assert lst['total'] == 2 and [e['text'] for e in lst['entries']] == ['Dear Zeb, best regards, Tom', 'See you at noon'], lst
 assert lst['entries'][0]['count'] == 2 and set(lst['entries'][0]) == {'text', 'count', 'first', 'last'}
 assert page['total'] == 2 and [e['text'] for e in page['entries']] == ['See you at noon'], page
 assert fb['total'] >= 1 and all(e['context'] == 'Dear Zeb' and e['ignored'] == 1 for e in fb['entries']), fb
 assert exp['commits'] == lst['entries'] and exp['feedback'] == fb['entries'], exp
 assert fgt == {'ok': True, 'removed': 1}, fgt
-assert after['total'] == 1 and after['entries'][0]['text'] == 'Best regards, Tom', after
+assert after['total'] == 1 and after['entries'][0]['text'] == 'Dear Zeb, best regards, Tom', after
 assert '0..10000' in r[11]['error'] and 'offset' in r[12]['error'], r[11:13]
 assert 'one of' in r[13]['error'], r[13]
 "
