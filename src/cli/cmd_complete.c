@@ -2,7 +2,13 @@
  * for TEXT (the text before the cursor), best first, one per line with its
  * probability; --json prints one JSON object instead. TEXT "-" reads the
  * text from stdin, less one trailing newline (echo's, or a here-string's:
- * with it, the suggestions were those for the start of a new line). */
+ * with it, the suggestions were those for the start of a new line).
+ *
+ * What is shown is what every front end shows for that text: one CONTEXT
+ * event of the library's pipeline (laya_session_event), with the user's
+ * memory when it exists (read, never written: complete learns nothing),
+ * as `laya serve` and the input methods use it; --no-learn: the model
+ * alone. After a password prompt it prints nothing (the privacy gate). */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -10,18 +16,24 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "cli.h"
+#include "engine/front.h"
 #include "util/utf8.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: laya complete [--model PATH] [--allow-unsigned] [-k 3] [--json]\n"
-            "                     " CLI_SEARCH_USAGE " TEXT\n"
+            "                     [--memory PATH | --no-learn] " CLI_SEARCH_USAGE " TEXT\n"
             "Prints up to k suggestions for TEXT (what comes before the cursor), best first\n"
             "(by expected keystrokes saved: probability times characters), each as its\n"
             "probability, then the exact text to insert, quoted. TEXT - reads stdin, less one\n"
             "trailing newline. --min-prob P hides suggestions less likely than P (0.002).\n"
-            "--allow-unsigned loads a model without a trusted signature (one you trained).\n");
+            "--allow-unsigned loads a model without a trusted signature (one you trained).\n"
+            "The suggestions draw on your memory, as every front end's do (--memory PATH,\n"
+            "else $LAYA_MEMORY, else $XDG_DATA_HOME/laya/memory.db, when it exists; it is\n"
+            "read, never written); --no-learn: the model alone.\n");
 }
 
 /* s quoted as a C/JSON string: a leading space or a tab stays visible. */
@@ -64,9 +76,33 @@ static char *read_stdin(size_t *len) {
     return b;
 }
 
+/* The user's memory where it exists (complete never creates one), read;
+ * NULL where there is none. A store that cannot be read is said and left
+ * out: the model alone still answers. */
+static laya_memory *open_existing_memory(const char *explicit_path) {
+    const char *path = front_memory_path(explicit_path);
+    char buf[4096], err[1024] = "";
+    if (!path) {
+        if (laya_memory_default_path(buf, sizeof buf, NULL, 0) != LAYA_OK) return NULL;
+        path = buf;
+    }
+    if (access(path, F_OK) != 0) {
+        if (explicit_path) cli_die("complete: no memory at %s (--no-learn for the model alone)", path);
+        return NULL;
+    }
+    laya_memory *m = NULL;
+    if (laya_memory_open(path, &m, err, sizeof err) != LAYA_OK || laya_memory_prepare(m, err, sizeof err) != LAYA_OK) {
+        fprintf(stderr, "laya complete: the memory is left out: %s\n", *err ? err : "cannot read it");
+        laya_memory_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 int cmd_complete(int argc, char **argv) {
     const char *model_path = NULL, *text = NULL;
-    int k = 3, json = 0, allow_unsigned = 0;
+    const char *memory_path = NULL;
+    int k = 3, json = 0, allow_unsigned = 0, no_learn = 0;
     laya_search_opts cfg = laya_search_defaults();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -85,6 +121,12 @@ int cmd_complete(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--no-learn")) {
+            no_learn = 1;
+        } else if (!strcmp(a, "--memory")) {
+            if (!v) cli_die("--memory expects a path");
+            memory_path = v;
+            i++;
         } else if (!strcmp(a, "--allow-unsigned")) {
             allow_unsigned = 1;
         } else if (!strcmp(a, "--")) {
@@ -119,14 +161,18 @@ int cmd_complete(int argc, char **argv) {
     laya_status st = laya_session_new(m, &s);
     if (st == LAYA_OK) st = laya_session_set_search(s, &cfg);
     if (st != LAYA_OK) cli_die("cannot open a session: %s", laya_status_str(st));
-    laya_suggestion out[LAYA_MAX_K];
-    int n = 0;
+    laya_memory *mem = no_learn ? NULL : open_existing_memory(memory_path);
+    if (mem) laya_session_set_memory(s, mem);
+    laya_view v;
+    laya_input in = {.kind = LAYA_INPUT_CONTEXT, .text = text, .len = len, .want = LAYA_WANT_SUGGEST, .k = k,
+                     .t_ms = -1};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    st = laya_session_set_context(s, text, len);
-    if (st == LAYA_OK) st = laya_suggest(s, k, out, &n);
+    st = laya_session_event(s, &in, &v);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st != LAYA_OK) cli_die("cannot complete: %s", laya_status_str(st));
+    const laya_suggestion *out = v.list;
+    const int n = v.n;
     double us = 1e6 * (double)(t1.tv_sec - t0.tv_sec) + 1e-3 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (json) {
         json_t *arr = json_array();
@@ -146,9 +192,13 @@ int cmd_complete(int argc, char **argv) {
             print_quoted(out[i].text, out[i].len);
             putchar('\n');
         }
-        if (n == 0) fprintf(stderr, "laya: no suggestion for this text\n");
+        if (n == 0 && v.gate == 2)
+            fprintf(stderr, "laya: no suggestion: the text ends in a password prompt (nothing is shown there)\n");
+        else if (n == 0)
+            fprintf(stderr, "laya: no suggestion for this text\n");
     }
     laya_session_free(s);
+    laya_memory_free(mem);
     laya_model_free(m);
     free(owned);
     return 0;

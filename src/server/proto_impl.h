@@ -11,13 +11,12 @@
 #include <jansson.h>
 #include "server/proto.h"
 
-/* One live session of one owner, with its decider (NULL until a request
- * brings timing, a decision or feedback). */
+/* One live session of one owner (its decider is the session's own: the
+ * keystroke pipeline's, laya_session_event). */
 typedef struct {
     uint64_t owner;
     char id[PROTO_MAX_SID + 1];
     laya_session *s;
-    laya_decider *d;
     uint64_t used;     /* the table's clock at last use: the LRU order */
     int priv;          /* a private field: nothing learned, no memory consulted */
 } proto_slot;

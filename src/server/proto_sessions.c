@@ -19,9 +19,7 @@ laya_status proto_table_init(proto_table *t, const laya_model *m, const laya_sea
 
 static void slot_close(proto_slot *sl) {
     laya_session_free(sl->s);
-    laya_decider_free(sl->d);
     sl->s = NULL;
-    sl->d = NULL;
 }
 
 void proto_table_free(proto_table *t) {

@@ -196,6 +196,15 @@ fails_with "garbage file" "not a SQLite database" "$LAYA" memory list --memory "
 "$LAYA" memory list --memory "$T/secret.db" >"$T/secret.list" 2>/dev/null
 check "a password after its prompt is not stored" sh -c "! grep -q hunter2 '$T/secret.list' && ! grep -q hunter2 '$T/secret.db'*"
 check "the rest of the commit is" grep -q "password:.*exit" "$T/secret.list"
+# laya complete draws on the memory as every front end does (issue 39: it
+# ignored it); --no-learn is the model alone; it never creates a store.
+"$LAYA" memory add --memory "$T/c.db" "Zorblatt Quennington signed the lease" 2>/dev/null
+"$LAYA" memory add --memory "$T/c.db" "Zorblatt Quennington signed the lease" 2>/dev/null
+check "complete uses the memory" sh -c "'$LAYA' complete --memory '$T/c.db' 'Zorblatt Q' | grep -q 'uennington'"
+check "complete --no-learn: the model alone" sh -c "! '$LAYA' complete --memory '$T/c.db' --no-learn 'Zorblatt Q' | grep -q 'uennington'"
+check "complete creates no store" sh -c "XDG_DATA_HOME='$T/none' '$LAYA' complete 'Best re' >/dev/null && [ ! -e '$T/none/laya/memory.db' ]"
+fails_with "complete --memory that does not exist" "no memory at" "$LAYA" complete --memory "$T/nothere.db" "Best re"
+check "complete: nothing after a password prompt, saying why" sh -c "'$LAYA' complete --memory '$T/c.db' '[sudo] password for anna: Zorb' 2>&1 >/dev/null | grep -q 'password prompt'"
 check "memory --help" sh -c "'$LAYA' memory --help | grep -q 'laya memory forget'"
 check "laya lists the commands" sh -c "'$LAYA' --help | grep -q incognito"
 echo "$passed passed, $failed failed"
