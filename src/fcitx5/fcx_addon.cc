@@ -1,11 +1,31 @@
 /* fcx_addon.cc - the Laya fcitx5 addon (contract in fcx_addon.h).
  *
+ * What the library decides (laya_session_event): what is shown and whether
+ * now (the suggestions and the decision), what a typed key becomes (the
+ * spacing after an accepted blank), the verdict on a list (taken, passed
+ * over, dropped), what is learned, and the privacy gate over all of it.
+ * What the addon does: it keeps the text before the cursor (fcx_text.h) and
+ * what was written in the field (State::line), turns fcitx5's events into
+ * the library's, makes the edits the library returns, draws the list, and
+ * times the work (the computation after a quiet 8 ms, the prefetch after).
+ *
+ * fcitx5 event                          library event
+ *   the computation (timer)               CONTEXT, want SUGGEST|DECIDE
+ *   another engine's commit               CONTEXT (the text with it)
+ *   a key the client would type           KEY (Return: then a line end)
+ *   Backspace the client would apply      ERASE
+ *   the accept key, Alt+N, a click        ACCEPT
+ *   Esc over our list                     DISMISS
+ *   a reset, a key we cannot follow       CONTEXT "" (the cursor may be anywhere)
+ *   focus, input method switch, a         FOCUS, then COMMIT of the line
+ *     change of the field's kind
+ *
  * Event order within one key (fcitx5's pipeline): PreInputMethod (on_key:
  * our keys, and our list comes down before the engine sees anything), the
  * engine, PostInputMethod (on_key_passed: reached only by keys no one
- * consumed, i.e. keys the client will type itself). Commits arrive as
- * CommitString events, during the key or, for clients that ask for key
- * order (KeyEventOrderFix), right after it. */
+ * consumed, i.e. keys the client will type itself; one filtered there is
+ * not typed). Commits arrive as CommitString events, during the key or, for
+ * clients that ask for key order (KeyEventOrderFix), right after it. */
 #include "fcitx5/fcx_addon.h"
 
 #include <fcitx-module/notifications/notifications_public.h>
@@ -35,65 +55,63 @@ FCITX_DEFINE_LOG_CATEGORY(laya_log, "laya");
 
 namespace {
 
-constexpr int MAX_SHOWN = SETTINGS_MAX_COUNT;
 constexpr const char *AUX = "Laya";
 /* Quiet time before a computation: far below what a person notices, above
  * the gaps in a burst of queued keys (a paste typed out, key repeat is 25+ ms). */
 constexpr uint64_t COALESCE_US = 8000;
 constexpr const char *NO_MODEL_HINT = "set the Laya addon's Model option, or LAYA_MODEL and restart fcitx5";
+/* The field flags that decide what the gate lets through. */
+constexpr unsigned GATE_FIELD = LAYA_FIELD_SECRET | LAYA_FIELD_PRIVATE;
 
 double now_ms() { return static_cast<double>(fcitx::now(CLOCK_MONOTONIC)) / 1000.0; }
 
-/* A key that types on past our list: a character, Enter or Backspace,
- * without Ctrl, Alt or Super, whether it goes straight to the client or
- * into the engine's composition (pinyin's letters). See Addon::pass_over. */
-bool types_on(const fcitx::Key &key) {
-    if (key.states().testAny(fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super}))
-        return false;
-    const fcitx::KeySym sym = key.sym();
-    if (sym == FcitxKey_BackSpace || sym == FcitxKey_Return || sym == FcitxKey_KP_Enter || sym == FcitxKey_ISO_Enter)
-        return true;
-    uint32_t c = fcitx::Key::keySymToUnicode(sym);
-    return c >= 0x20 && c != 0x7f;
+/* The client asked for no input method here: the addon stays out. */
+bool disabled(const fcitx::InputContext *ic) {
+    return ic->capabilityFlags().test(fcitx::CapabilityFlag::Disable);
 }
 
-/* Password and PIN fields, the sensitive-data hint, disabled contexts. */
-bool silent(const fcitx::InputContext *ic) {
-    return ic->capabilityFlags().testAny(fcitx::CapabilityFlags{
-        fcitx::CapabilityFlag::Password, fcitx::CapabilityFlag::Sensitive, fcitx::CapabilityFlag::Disable});
+/* What the library is told of ic's field. fcitx5 5.0 carries no
+ * private-window hint, so LAYA_FIELD_PRIVATE never comes from here. */
+unsigned field_of(const fcitx::InputContext *ic) {
+    const fcitx::CapabilityFlags caps = ic->capabilityFlags();
+    unsigned f = 0;
+    if (caps.testAny(fcitx::CapabilityFlags{fcitx::CapabilityFlag::Password, fcitx::CapabilityFlag::Sensitive}))
+        f |= LAYA_FIELD_SECRET;
+    if (!caps.test(fcitx::CapabilityFlag::SurroundingText)) f |= LAYA_FIELD_NO_DELETE;
+    return f;
+}
+
+bool plain(const fcitx::Key &key) {
+    return !key.states().testAny(
+        fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super});
 }
 
 }  // namespace
 
-/* Per input context: the session over the model, the typist's decider, the
- * text before the cursor and what is shown. */
+/* Per input context: the library's session (the context, the list shown,
+ * the decider), the text before the cursor, what was written, what is shown. */
 class State final : public fcitx::InputContextProperty {
 public:
-    State() {
-        if (laya_decider_new(&decider) != LAYA_OK) decider = nullptr;
-    }
-    ~State() override {
-        laya_session_free(session);
-        laya_decider_free(decider);
-    }
+    ~State() override { laya_session_free(session); }
     void drop_session() {
         laya_session_free(session);
         session = nullptr;
     }
-    /* A NULL decider (out of memory at creation) just records nothing. */
-    void event(laya_event kind) {
-        if (decider) laya_decide_event(decider, kind, now_ms());
-    }
 
     laya_session *session = nullptr;   /* made on first use, over the addon's model */
-    laya_decider *decider = nullptr;
+    unsigned field = 0;                /* the field flags last told to the library */
     TextBefore text;
     std::vector<std::string> shown;    /* our suggestions on screen, best first */
+    std::vector<int> index;            /* ... each one's index in the library's view */
     const fcitx::CandidateList *ours = nullptr;   /* our list in the panel, while shown */
     bool message = false;              /* the model error is on screen */
-    bool expect_ours = false;          /* the next commit is a suggestion we accepted */
-    bool spaced = false;               /* the last key accepted a suggestion that ends in a blank */
-    std::string line;                  /* committed since the last learning point (C8) */
+    bool expect_ours = false;          /* the next commit is an edit the library made */
+    /* Written since the last line end (C8): commits and keys typed into the
+     * client, less what Backspace erased; line_field: the gate flags of the
+     * field at any time it was written (a password field made visible later
+     * keeps its line secret). */
+    std::string line;
+    unsigned line_field = 0;
     std::unique_ptr<fcitx::EventSourceTime> deferred;   /* the pending computation, or prefetch */
 };
 
@@ -129,14 +147,6 @@ Addon::Addon(fcitx::Instance *instance)
 }
 
 Addon::~Addon() = default;
-
-/* The text committed in a context since the last time is learned (C8):
- * what the user really wrote, pinyin's commits and our suggestions alike.
- * Never from a silent context (the callers check). */
-void Addon::learn(State *st) {
-    if (memory_ && !st->line.empty()) laya_memory_commit(memory_.get(), st->line.data(), st->line.size(), nullptr, nullptr, 0);
-    st->line.clear();
-}
 
 void Addon::open_memory() {
     const char *env = std::getenv("LAYA_MEMORY");
@@ -258,57 +268,169 @@ void Addon::watch() {
     handlers_.emplace_back(instance_->watchEvent(
         EventType::InputContextCommitString, EventWatcherPhase::PostInputMethod, [this](fcitx::Event &e) {
             auto &ce = static_cast<fcitx::CommitStringEvent &>(e);
-            auto *ic = ce.inputContext();
-            if (silent(ic)) return;
-            State *st = state(ic);
-            st->text.commit(ce.text());
-            st->line += ce.text();
-            if (st->line.size() > LAYA_MEMORY_MAX_TEXT / 2) learn(st);
-            if (st->expect_ours) {
-                /* Our own commit: the user has what they asked for; the next
-                 * key starts over. */
-                st->expect_ours = false;
-                return;
-            }
-            st->event(LAYA_EVENT_JUMP);   /* an engine's commit: no typing speed across it */
-            schedule(ic);
+            on_commit(ce.inputContext(), ce.text());
         }));
     handlers_.emplace_back(instance_->watchEvent(
         EventType::InputContextSurroundingTextUpdated, EventWatcherPhase::PostInputMethod, [this](fcitx::Event &e) {
             auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
             const auto &sur = ic->surroundingText();
-            if (silent(ic) || !sur.isValid()) return;
+            if (disabled(ic) || !sur.isValid()) return;
             state(ic)->text.surrounding(text_before(sur.text(), sur.cursor(), sur.anchor()));
         }));
-    /* The cursor may be anywhere after these: start over. */
-    auto forget = [this](fcitx::Event &e) {
-        auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
-        State *st = state(ic);
-        refresh_settings();
-        if (e.type() == fcitx::EventType::InputContextFocusIn)
-            ic->statusArea().addAction(fcitx::StatusGroup::AfterInputMethod, &settings_action_);
-        if (!silent(ic)) learn(st);
+    /* Another field, or another input method: the line ends. */
+    for (EventType t :
+         {EventType::InputContextFocusIn, EventType::InputContextFocusOut, EventType::InputContextSwitchInputMethod})
+        handlers_.emplace_back(instance_->watchEvent(t, EventWatcherPhase::PostInputMethod, [this](fcitx::Event &e) {
+            auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
+            if (e.type() == fcitx::EventType::InputContextFocusIn)
+                ic->statusArea().addAction(fcitx::StatusGroup::AfterInputMethod, &settings_action_);
+            on_leave(ic);
+        }));
+    /* A client resets on its own edits (GTK on every Backspace and cursor
+     * move): the cursor may be anywhere, the line goes on. */
+    handlers_.emplace_back(instance_->watchEvent(
+        EventType::InputContextReset, EventWatcherPhase::PostInputMethod,
+        [this](fcitx::Event &e) { on_reset(static_cast<fcitx::InputContextEvent &>(e).inputContext()); }));
+    /* The field became another kind (a password field, a disabled one, or
+     * back): the line written in the old one ends with it. */
+    handlers_.emplace_back(instance_->watchEvent(
+        EventType::InputContextCapabilityChanged, EventWatcherPhase::PostInputMethod, [this](fcitx::Event &e) {
+            auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
+            State *st = state(ic);
+            if (disabled(ic) || (field_of(ic) & GATE_FIELD) != (st->field & GATE_FIELD)) on_leave(ic);
+        }));
+}
+
+bool Addon::active() const { return model_ && settings_.v.enabled; }
+
+/* One event on ic's session, made here on first use; the field and the time
+ * are filled in (in.field's own bits are kept). False where there is no
+ * model or the library refused the event (logged: the kind and the status,
+ * never text). */
+bool Addon::send(fcitx::InputContext *ic, State *st, laya_input in, laya_view *v) {
+    if (!model_) return false;
+    if (!st->session) {
+        if (laya_session_new(model_.get(), &st->session) != LAYA_OK) {
+            st->session = nullptr;
+            return false;
+        }
+        laya_session_set_memory(st->session, memory_.get());
+        laya_session_set_intent(st->session, intent_.get());
+        laya_session_set_notes(st->session, notes_.get());
+    }
+    st->field = field_of(ic);
+    in.field |= st->field;
+    in.t_ms = -1;
+    laya_status s = laya_session_event(st->session, &in, v);
+    if (s != LAYA_OK) LAYA_LOG(Warn) << "event " << static_cast<int>(in.kind) << ": " << laya_status_str(s);
+    return s == LAYA_OK;
+}
+
+/* The text before the cursor as the addon knows it (fcx_text.h). */
+std::string Addon::context(fcitx::InputContext *ic, State *st) {
+    const auto &sur = ic->surroundingText();
+    bool have = ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText) && sur.isValid();
+    return st->text.context(have, have ? text_before(sur.text(), sur.cursor(), sur.anchor()) : "");
+}
+
+/* The cursor may be anywhere now: the record is forgotten and the library
+ * told the text before the cursor is unknown (its list is dropped unjudged). */
+void Addon::moved(fcitx::InputContext *ic, State *st) {
+    st->text.forget();
+    laya_input in{};
+    in.kind = LAYA_INPUT_CONTEXT;
+    laya_view v;
+    if (active()) send(ic, st, in, &v);
+}
+
+/* Text written in the field, kept for the line's commit; a line grown past
+ * half of what one commit may hold is committed in parts. */
+void Addon::write(fcitx::InputContext *ic, State *st, const std::string &text) {
+    st->line += text;
+    st->line_field |= field_of(ic) & GATE_FIELD;
+    if (st->line.size() > LAYA_MEMORY_MAX_TEXT / 2) commit_line(ic, st);
+}
+
+/* The line written goes to the library, which learns it where the gate
+ * allows (under the strictest field it was written in). */
+void Addon::commit_line(fcitx::InputContext *ic, State *st) {
+    if (!st->line.empty()) {
+        laya_input in{};
+        in.kind = LAYA_INPUT_COMMIT;
+        in.text = st->line.data();
+        in.len = st->line.size();
+        in.field = st->line_field;
+        laya_view v;
+        send(ic, st, in, &v);
+    }
+    st->line.clear();
+    st->line_field = 0;
+}
+
+/* A line ends or the field changes: the list is dropped unjudged, the text
+ * before the cursor is unknown, the line is committed. */
+void Addon::end_line(fcitx::InputContext *ic, State *st) {
+    if (st->session || !st->line.empty()) {
+        laya_input in{};
+        in.kind = LAYA_INPUT_FOCUS;
+        laya_view v;
+        send(ic, st, in, &v);
+    }
+    commit_line(ic, st);
+}
+
+void Addon::on_leave(fcitx::InputContext *ic) {
+    State *st = state(ic);
+    refresh_settings();
+    st->deferred.reset();
+    hide(ic, st);
+    if (disabled(ic)) {
         st->line.clear();
-        st->deferred.reset();
-        hide(ic, st);
-        st->text.forget();
+        st->line_field = 0;
+    } else {
+        end_line(ic, st);
+    }
+    st->text.forget();
+    st->expect_ours = false;
+}
+
+void Addon::on_reset(fcitx::InputContext *ic) {
+    State *st = state(ic);
+    refresh_settings();
+    st->deferred.reset();
+    hide(ic, st);
+    st->expect_ours = false;
+    if (disabled(ic)) st->text.forget();
+    else moved(ic, st);
+}
+
+/* A commit, by any engine or of an edit the library made. */
+void Addon::on_commit(fcitx::InputContext *ic, const std::string &text) {
+    if (disabled(ic)) return;
+    State *st = state(ic);
+    st->text.commit(text);
+    write(ic, st, text);
+    if (st->expect_ours) {
+        /* Ours: the library has it already; the next key starts over. */
         st->expect_ours = false;
-        st->event(LAYA_EVENT_JUMP);
-    };
-    for (EventType t : {EventType::InputContextFocusIn, EventType::InputContextFocusOut,
-                        EventType::InputContextReset, EventType::InputContextSwitchInputMethod})
-        handlers_.emplace_back(instance_->watchEvent(t, EventWatcherPhase::PostInputMethod, forget));
-    handlers_.emplace_back(instance_->watchEvent(EventType::InputContextCapabilityChanged,
-                                                 EventWatcherPhase::PostInputMethod, [forget](fcitx::Event &e) {
-                                                     auto *ic = static_cast<fcitx::InputContextEvent &>(e).inputContext();
-                                                     if (silent(ic)) forget(e);
-                                                 }));
+        return;
+    }
+    /* Another engine's (pinyin's Chinese): the library hears the text with
+     * it now, so that a key before the computation below finds it there. */
+    laya_input in{};
+    in.kind = LAYA_INPUT_CONTEXT;
+    const std::string ctx = context(ic, st);
+    in.text = ctx.data();
+    in.len = ctx.size();
+    laya_view v;
+    if (active()) send(ic, st, in, &v);
+    schedule(ic);
 }
 
 void Addon::on_key(fcitx::KeyEvent &ev) {
     auto *ic = ev.inputContext();
     State *st = state(ic);
-    if (silent(ic)) {
+    if (disabled(ic)) {
         st->deferred.reset();
         hide(ic, st);
         st->text.forget();
@@ -318,25 +440,8 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
     if (ev.isRelease() || key.isModifier()) return;
     st->deferred.reset();   /* stale: this key changes the context */
     st->text.key_arrived();
-    const bool spaced = st->spaced;
-    st->spaced = false;
     if (st->message) {
         hide(ic, st);
-        return;
-    }
-    /* A suggestion brought the blank after its word: punctuation typed next
-     * goes before it ("help " + "." is "help. "), where the client lets us
-     * delete that blank (as the IBus engine and `laya type` do). */
-    const uint32_t uc = fcitx::Key::keySymToUnicode(key.sym());
-    if (spaced && laya_goes_before_blank(uc) &&
-        !key.states().testAny(fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super}) &&
-        ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText)) {
-        hide(ic, st);
-        ic->deleteSurroundingText(-1, 1);
-        st->text.backspace();
-        st->expect_ours = true;
-        ic->commitString(std::string{static_cast<char>(uc), ' '});
-        ev.filterAndAccept();
         return;
     }
     if (st->shown.empty()) return;
@@ -347,29 +452,49 @@ void Addon::on_key(fcitx::KeyEvent &ev) {
         ev.filterAndAccept();
         return;
     }
-    const bool esc = key.check(FcitxKey_Escape);
-    if (esc || types_on(key)) pass_over(st);
     hide(ic, st);
-    if (esc) ev.filterAndAccept();
-    /* Any other key goes on to the engine as if we had never been there. */
+    if (key.check(FcitxKey_Escape)) {
+        laya_input in{};
+        in.kind = LAYA_INPUT_DISMISS;
+        laya_view v;
+        send(ic, st, in, &v);
+        ev.filterAndAccept();
+    }
+    /* Any other key goes on to the engine as if we had never been there;
+     * the library judges the list by what the key turns out to do. */
 }
 
-/* Our list, on screen, was passed over: the decider and the memory are
- * told, and the list goes down after. Passed over: Esc, and a key that
- * types on past it (types_on: a character, pinyin's letters included, Enter
- * or Backspace). The rule is the one `laya eval --feedback` measured and the
- * feedback constants were chosen with (src/eval/eval_type.c: every list
- * shown and not taken gets -1, whatever the typist's next key), the IBus
- * engine's and `laya type`'s; a front end that reported less would learn
- * less than the evaluation assumes. A list the decision held back is never
- * on screen, so never judged; there is no reading-time rule (the
- * evaluation has none: the decision's burst floor is what keeps lists from
- * a typist typing too fast to read). Not a verdict: cursor movement,
- * Delete, Tab when it is not the accept key, shortcuts, focus changes,
- * resets (the list comes down unjudged). */
-void Addon::pass_over(State *st) {
-    st->event(LAYA_EVENT_IGNORED);
-    if (st->session) laya_session_feedback(st->session, -1);
+/* Key text typed at the cursor (the client would type it): the library's
+ * KEY. True when the library made it something else, which is done here
+ * (the caller consumes the key); false to let the key through. */
+bool Addon::type(fcitx::InputContext *ic, State *st, const std::string &key) {
+    laya_input in{};
+    in.kind = LAYA_INPUT_KEY;
+    in.text = key.data();
+    in.len = key.size();
+    laya_view v;
+    if (!active() || !send(ic, st, in, &v) || (v.erase == 0 && std::string(v.insert, v.insert_len) == key))
+        return false;
+    apply(ic, st, v);
+    return true;
+}
+
+/* The library's edit of a KEY or an ACCEPT: erase v.erase bytes before the
+ * cursor (the library's context is the addon's, so they are its last
+ * bytes), then insert. */
+void Addon::apply(fcitx::InputContext *ic, State *st, const laya_view &v) {
+    const std::string insert(v.insert ? v.insert : "", v.insert_len);
+    if (v.erase) {
+        unsigned chars = chars_in_tail(context(ic, st), v.erase);
+        ic->deleteSurroundingText(-static_cast<int>(chars), chars);
+        for (unsigned i = 0; i < chars; i++) {
+            st->text.backspace();
+            erase_last_char(st->line);
+        }
+    }
+    if (insert.empty()) return;
+    st->expect_ours = true;
+    ic->commitString(insert);
 }
 
 void Addon::on_key_passed(fcitx::KeyEvent &ev) {
@@ -377,24 +502,38 @@ void Addon::on_key_passed(fcitx::KeyEvent &ev) {
     const fcitx::Key key = ev.key();
     /* forward(): the core commits the key's character in another layout
      * itself, and that commit is seen as one. */
-    if (ev.isRelease() || key.isModifier() || silent(ic) || ev.forward()) return;
+    if (ev.isRelease() || key.isModifier() || disabled(ic) || ev.forward()) return;
     State *st = state(ic);
-    const bool plain = !key.states().testAny(
-        fcitx::KeyStates{fcitx::KeyState::Ctrl, fcitx::KeyState::Alt, fcitx::KeyState::Super});
-    uint32_t c = fcitx::Key::keySymToUnicode(key.sym());
-    if (plain && key.check(FcitxKey_BackSpace)) {
+    const uint32_t c = fcitx::Key::keySymToUnicode(key.sym());
+    if (plain(key) && key.check(FcitxKey_BackSpace)) {
         st->text.backspace();
-        st->event(LAYA_EVENT_BACKSPACE);
+        erase_last_char(st->line);
+        laya_input in{};
+        in.kind = LAYA_INPUT_ERASE;
+        laya_view v;
+        if (active()) send(ic, st, in, &v);
         schedule(ic);
-    } else if (plain && c >= 0x20 && c != 0x7f) {
-        st->text.typed(c);
-        st->event(LAYA_EVENT_CHAR);
+    } else if (plain(key) && (key.check(FcitxKey_Return) || key.check(FcitxKey_KP_Enter) ||
+                              key.check(FcitxKey_ISO_Enter))) {
+        /* Typed on past the list; then the line ends (a message sent, a
+         * paragraph ended): whether the client keeps a line break is its
+         * own affair, so the text before the cursor is unknown after. */
+        if (type(ic, st, "\n")) ev.filterAndAccept();
+        end_line(ic, st);
+        st->text.forget();
+    } else if (plain(key) && c >= 0x20 && c != 0x7f) {
+        const std::string k = utf8_of(c);
+        if (type(ic, st, k)) {
+            ev.filterAndAccept();
+            return;   /* the library's edit is in; the next key starts over */
+        }
+        st->text.commit(k);
+        write(ic, st, k);
         schedule(ic);
     } else {
-        /* Return, arrows, Delete, Tab, shortcuts: they may move the cursor
-         * or edit in ways we cannot follow. */
-        st->text.forget();
-        st->event(LAYA_EVENT_JUMP);
+        /* Arrows, Delete, Tab, shortcuts: they may move the cursor or edit
+         * in ways we cannot follow. */
+        moved(ic, st);
     }
 }
 
@@ -422,43 +561,35 @@ void Addon::after_quiet(fcitx::InputContext *ic, void (Addon::*work)(fcitx::Inpu
 
 void Addon::compute(fcitx::InputContext *ic) {
     State *st = state(ic);
-    if (silent(ic) || !ic->hasFocus()) return;
+    if (disabled(ic) || !ic->hasFocus()) return;
     hide(ic, st);
     if (!model_) {
         tell_model_error(ic, st);
         return;
     }
-    if (!ic->inputPanel().empty()) return;   /* the engine shows something of its own */
-    const auto &sur = ic->surroundingText();
-    bool have = ic->capabilityFlags().test(fcitx::CapabilityFlag::SurroundingText) && sur.isValid();
-    std::string ctx = st->text.context(have, have ? text_before(sur.text(), sur.cursor(), sur.anchor()) : "");
-    if (ctx.empty() || !st->decider || !settings_.v.enabled) return;
-    if (!st->session && laya_session_new(model_.get(), &st->session) != LAYA_OK) {
-        st->session = nullptr;
-        return;
+    if (!settings_.v.enabled) return;
+    const std::string ctx = context(ic, st);
+    laya_input in{};
+    in.kind = LAYA_INPUT_CONTEXT;
+    in.text = ctx.data();
+    in.len = ctx.size();
+    /* Nothing to go on, or the engine shows something of its own: the
+     * library hears the context only. */
+    const bool want = !ctx.empty() && ic->inputPanel().empty();
+    if (want) {
+        in.want = LAYA_WANT_SUGGEST | LAYA_WANT_DECIDE;
+        if (intent_) in.want |= LAYA_WANT_INTENT;
+        if (notes_) in.want |= LAYA_WANT_NOTES;
+        in.k = settings_.v.count;
     }
-    laya_session_set_memory(st->session, memory_.get());
-    laya_session_set_intent(st->session, intent_.get());
-    laya_session_set_notes(st->session, notes_.get());
-    laya_suggestion out[MAX_SHOWN], keep[MAX_SHOWN];
-    int n = 0, n_keep = 0;
+    laya_view v;
     double t0 = now_ms();
-    if (laya_session_set_context(st->session, ctx.data(), ctx.size()) != LAYA_OK ||
-        laya_suggest(st->session, settings_.v.count, out, &n) != LAYA_OK ||
-        laya_decide(st->decider, now_ms(), out, n, keep, &n_keep) != LAYA_OK)
-        return;
-    int n_shown = 0;
-    for (int i = 0; i < n_keep; i++)
-        if (keep[i].len) {
-            st->shown.emplace_back(keep[i].text, keep[i].len);
-            keep[n_shown++] = keep[i];
-        }
-    /* what is judged by feedback is what the list shows */
-    laya_session_shown(st->session, keep, n_shown);
-    /* Counts and time only: never the text. */
-    LAYA_LOG(Debug) << "suggest: " << n << " found, " << st->shown.size() << " shown, "
+    if (!send(ic, st, in, &v) || !want) return;
+    /* Counts, the decision's reason and time only: never the text. */
+    LAYA_LOG(Debug) << "suggest: " << v.n << " shown" << (v.held ? std::string(" (held: ") + v.held + ")" : "")
+                    << (v.gate ? " (gate " + std::to_string(v.gate) + ")" : "") << ", "
                     << static_cast<long>((now_ms() - t0) * 1000) << " us";
-    if (!st->shown.empty()) show(ic, st);
+    if (v.n) show(ic, st, v);
     /* then, COALESCE_US of quiet after the list went out, the prefetch */
     after_quiet(ic, &Addon::prefetch);
 }
@@ -477,9 +608,15 @@ void Addon::prefetch(fcitx::InputContext *ic) {
     if (more) after_quiet(ic, &Addon::prefetch);
 }
 
-void Addon::show(fcitx::InputContext *ic, State *st) {
-    auto list = std::make_unique<fcitx::CommonCandidateList>();
+void Addon::show(fcitx::InputContext *ic, State *st, const laya_view &v) {
+    for (int i = 0; i < v.n; i++)
+        if (v.list[i].len) {
+            st->shown.emplace_back(v.list[i].text, v.list[i].len);
+            st->index.push_back(i);
+        }
     int n = static_cast<int>(st->shown.size());
+    if (!n) return;
+    auto list = std::make_unique<fcitx::CommonCandidateList>();
     /* Labels are the keys that pick: a plain digit types a digit. */
     std::vector<std::string> labels;
     for (int i = 0; i < n; i++)
@@ -494,17 +631,13 @@ void Addon::show(fcitx::InputContext *ic, State *st) {
     /* Beside the name, the title of the note most related to the sentence
      * (C11) and the confident intent (C10): "Laya · → Dentist · send_email 0.93". */
     std::string aux = AUX;
-    const laya_note *note = nullptr;
-    int nn = 0;
-    if (st->session && notes_ && laya_session_notes(st->session, 1, &note, &nn) == LAYA_OK && nn > 0) {
+    if (v.n_notes > 0) {
         aux += " \u00b7 \u2192 ";
-        aux += note[0].title;
+        aux += v.notes[0].title;
     }
-    const char *iname = nullptr;
-    float ip = 0;
-    if (st->session && laya_session_intent(st->session, &iname, &ip) == LAYA_OK && iname) {
+    if (v.intent) {
         char buf[64];
-        std::snprintf(buf, sizeof buf, " \u00b7 %s %.2f", iname, static_cast<double>(ip));
+        std::snprintf(buf, sizeof buf, " \u00b7 %s %.2f", v.intent, static_cast<double>(v.intent_p));
         aux += buf;
     }
     panel.setAuxUp(fcitx::Text(aux));
@@ -518,6 +651,7 @@ void Addon::hide(fcitx::InputContext *ic, State *st) {
     /* Only what is still ours: an engine may have put its own there. */
     bool ours = st->message ? !panel.candidateList() : panel.candidateList().get() == st->ours;
     st->shown.clear();
+    st->index.clear();
     st->ours = nullptr;
     st->message = false;
     if (!ours) return;
@@ -528,14 +662,12 @@ void Addon::hide(fcitx::InputContext *ic, State *st) {
 void Addon::accept(fcitx::InputContext *ic, int i) {
     State *st = state(ic);
     if (i < 0 || i >= static_cast<int>(st->shown.size())) return;
-    std::string s = st->shown[static_cast<size_t>(i)];
+    laya_input in{};
+    in.kind = LAYA_INPUT_ACCEPT;
+    in.index = st->index[static_cast<size_t>(i)];
     hide(ic, st);
-    st->event(LAYA_EVENT_ACCEPTED);
-    /* taken: it ranks a little higher after this context next time */
-    if (st->session) laya_session_feedback(st->session, i);
-    st->expect_ours = true;
-    st->spaced = !s.empty() && s.back() == ' ';
-    ic->commitString(s);
+    laya_view v;
+    if (send(ic, st, in, &v)) apply(ic, st, v);
 }
 
 void Addon::tell_model_error(fcitx::InputContext *ic, State *st) {

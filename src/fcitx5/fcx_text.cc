@@ -29,26 +29,6 @@ void cap_tail(std::string &s, size_t max, size_t keep) {
     s.erase(0, boundary_from(s, s.size() - keep));
 }
 
-std::string utf8_of(uint32_t c) {
-    std::string o;
-    if (c < 0x80) {
-        o += static_cast<char>(c);
-    } else if (c < 0x800) {
-        o += static_cast<char>(0xC0 | (c >> 6));
-        o += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        o += static_cast<char>(0xE0 | (c >> 12));
-        o += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        o += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x110000) {
-        o += static_cast<char>(0xF0 | (c >> 18));
-        o += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-        o += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-        o += static_cast<char>(0x80 | (c & 0x3F));
-    }
-    return o;
-}
-
 }  // namespace
 
 void TextBefore::commit(std::string_view s) {
@@ -104,5 +84,33 @@ std::string text_before(const std::string &text, unsigned cursor, unsigned ancho
     for (unsigned n = 0; n < at && i < text.size(); n++) i = boundary_from(text, i + 1);
     return text.substr(0, i);
 }
+
+std::string utf8_of(uint32_t c) {
+    std::string o;
+    if (c < 0x80) {
+        o += static_cast<char>(c);
+    } else if (c < 0x800) {
+        o += static_cast<char>(0xC0 | (c >> 6));
+        o += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        o += static_cast<char>(0xE0 | (c >> 12));
+        o += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        o += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x110000) {
+        o += static_cast<char>(0xF0 | (c >> 18));
+        o += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+        o += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        o += static_cast<char>(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
+unsigned chars_in_tail(std::string_view s, size_t bytes) {
+    unsigned n = 0;
+    for (size_t i = s.size() > bytes ? boundary_from(s, s.size() - bytes) : 0; i < s.size(); i = boundary_from(s, i + 1)) n++;
+    return n;
+}
+
+void erase_last_char(std::string &s) { s.resize(drop_chars(s, 1)); }
 
 }  // namespace laya_fcitx

@@ -1,5 +1,6 @@
 /* fcx_text.h - what the fcitx5 addon knows of the text before the cursor in
- * one input context, and the context it gives laya_session_set_context.
+ * one input context, and the context it gives the library (the text of a
+ * LAYA_INPUT_CONTEXT event).
  *
  * Two sources, best first:
  *  - the client's surrounding text, where the client offers it: the text
@@ -63,6 +64,14 @@ private:
 /* The part of text before min(cursor, anchor), both counted in characters as
  * fcitx5 counts them; all of text when the offset is past its end. */
 std::string text_before(const std::string &text, unsigned cursor, unsigned anchor);
+
+/* Code point c in UTF-8 (empty past U+10FFFF). */
+std::string utf8_of(uint32_t c);
+/* Characters in the last `bytes` bytes of s (all of s when it is shorter),
+ * as fcitx5 counts them for deleteSurroundingText. */
+unsigned chars_in_tail(std::string_view s, size_t bytes);
+/* s without its last character (unchanged when empty). */
+void erase_last_char(std::string &s);
 
 }  // namespace laya_fcitx
 #endif
