@@ -223,3 +223,25 @@ TEST(pipeline_erased_text_leaves_nothing_on_disk) {
     laya_memory_free(again);
     close_fixture(&f);
 }
+
+/* After one committed English line, 我们明天 was offered "Thus" / "Th" (the
+ * continuous cache's own tokens after a Chinese word): no suggestion right
+ * after a CJK character begins with a Latin letter that only the cache
+ * proposed. */
+TEST(pipeline_no_latin_word_glued_to_chinese) {
+    fixture f;
+    CHECK(open_fixture(&f, 1));
+    const char *line = "Thus we agreed to meet on Friday.";
+    laya_view v;
+    CHECK(ev(&f, LAYA_INPUT_COMMIT, line, 0, 0, &v) == LAYA_OK && v.learned);
+    char ctx[128];
+    snprintf(ctx, sizeof ctx, "%s\n\xe6\x88\x91\xe4\xbb\xac\xe6\x98\x8e\xe5\xa4\xa9", line);   /* 我们明天 */
+    CHECK(ev(&f, LAYA_INPUT_CONTEXT, ctx, 0, LAYA_WANT_SUGGEST, &v) == LAYA_OK);
+    CHECK(v.n > 0);
+    for (int i = 0; i < v.n; i++) {
+        char c = v.list[i].len ? v.list[i].text[0] : 0;
+        CHECKF(!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')), "offered '%.*s'", (int)v.list[i].len,
+               v.list[i].text);
+    }
+    close_fixture(&f);
+}

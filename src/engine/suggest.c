@@ -245,7 +245,22 @@ typedef struct {
     int k;                 /* suggestions asked for */
     int split;             /* beams past the tail and inside it get width
                               slots each (expand_constrained) */
+    int after_cjk;         /* the context ends in a CJK character */
 } search;
+
+/* Word boundaries (issue 39): right after a CJK character, the continuous
+ * cache proposes no token of its own that begins with an ASCII letter or
+ * digit: the cache's states after a Chinese word can resemble those at a
+ * line start, and "我们明天" was offered "Thus" / "Th" after one committed
+ * English line. The model's own tokens keep their probability (mixed
+ * Chinese and English the model knows still comes). */
+static int cache_token_allowed(const search *q, const beam *b, int32_t id) {
+    if (!q->after_cjk || b->glen) return 1;
+    size_t n;
+    const uint8_t *t = tok_bytes(q->s->m->tok, id, &n);
+    const uint8_t c = n ? t[0] : 0;
+    return !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
+}
 
 /* 1 iff lead + gen + add is valid UTF-8 so far (complete or not). */
 static int utf8_ok(const search *q, const uint8_t *gen, int glen, const uint8_t *add, int alen,
@@ -514,7 +529,7 @@ static void expand_free(search *q, int bi) {
         int n = 0;
         for (int i = 0; i < nd->nc_n; i++) {
             int32_t id = nd->nc_id[i];
-            int dup = !(s->wgen[id] > 0);
+            int dup = !(s->wgen[id] > 0) || !cache_token_allowed(q, b, id);
             for (int j = 0; j < nd->nt && !dup; j++) dup = nd->top[j] == id;
             if (!dup) ids[n++] = id;
         }
@@ -953,6 +968,7 @@ static int search_run(laya_session *s, int k) {
     size_t last = utf8_prev(s->ctx, s->len);
     const int after_cjk = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last);
     q.budget = after_cjk ? s->ec.cjk_steps : s->ec.max_steps;
+    q.after_cjk = after_cjk;
     /* the continuous cache's weight for this search: none while incognito,
      * less while the text typed is short (engine_nc_trust) */
     s->nc_w = !s->learn_on || engine_memory_incognito(s) ? 0
