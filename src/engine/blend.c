@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "util/hash.h"
 #include "util/utf8.h"
 #include "learn/learn.h"
 #include "learn/learn_fb.h"
@@ -138,8 +139,7 @@ static int junk_word(laya_session *s, const learn_cand *m) {
         if (!((w[i] | 0x20) >= 'a' && (w[i] | 0x20) <= 'z')) return 0;
     int32_t ids[1 + 64 + ENGINE_MAX_GEN];
     if ((double)tok_encode(s->m->tok, w, n, ids, sizeof ids / sizeof *ids) <= JUNK_TOKENS * (double)n) return 0;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ w[i]) * 0x100000001b3ull;
+    uint64_t h = hash_fnv1a64(HASH_FNV64_BASIS, w, n);
     h |= 1;   /* 0 marks an empty entry */
     int slot = (int)(h % ENGINE_JUNK_CACHE);
     if (s->junk_hash[slot] == h) return s->junk_verdict[slot];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/utf8.h"
 
 struct laya_decider {
@@ -154,16 +155,14 @@ laya_status laya_decide_event(laya_decider *d, laya_event kind, double t_ms) {
 
 /* ---- candidates ------------------------------------------------------ */
 
-static int is_blank(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 size_t decide_first_word_end(const uint8_t *s, size_t n) {
     size_t i = 0;
-    while (i < n && is_blank(s[i])) i++;
+    while (i < n && utf8_blank(s[i])) i++;
     if (i < n && utf8_cjk_at(s, n, i)) {
         for (int c = 0; c < 2 && i < n && utf8_cjk_at(s, n, i); c++) i = utf8_next(s, n, i);
         return i;
     }
-    while (i < n && !is_blank(s[i])) i = utf8_next(s, n, i);
+    while (i < n && !utf8_blank(s[i])) i = utf8_next(s, n, i);
     if (i < n) i++;
     return i;
 }
@@ -238,9 +237,8 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
 enum { TRACK_WINDOW = 1024 };
 
 static uint64_t tail_hash(const uint8_t *s, size_t end) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = end > TRACK_WINDOW ? end - TRACK_WINDOW : 0; i < end; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-    return h;
+    size_t from = end > TRACK_WINDOW ? end - TRACK_WINDOW : 0;
+    return hash_fnv1a64(HASH_FNV64_BASIS, s + from, end - from);
 }
 
 int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_ms) {

@@ -330,13 +330,11 @@ done:
 
 /* ---- next-word accuracy -------------------------------------------------- */
 
-static int is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-
 /* The first word of s[0..n): up to the first white space, trailing ASCII
  * punctuation dropped (so "regards," matches "regards"). */
 static size_t first_word(const char *s, size_t n) {
     size_t w = 0;
-    while (w < n && !is_space(s[w])) w++;
+    while (w < n && !utf8_blank((uint8_t)s[w])) w++;
     while (w > 0 && strchr(".,;:!?\"')]}", s[w - 1])) w--;
     return w;
 }
@@ -344,7 +342,7 @@ static size_t first_word(const char *s, size_t n) {
 laya_status eval_next_words(const eval_client *c, const eval_text *t, int k, const char *sid,
                             eval_words *w, char *err, size_t errlen) {
     for (size_t pos = 1; pos < t->len; pos++) {
-        if (!is_space(t->bytes[pos - 1]) || is_space(t->bytes[pos])) continue;
+        if (!utf8_blank((uint8_t)t->bytes[pos - 1]) || utf8_blank((uint8_t)t->bytes[pos])) continue;
         size_t want = first_word(t->bytes + pos, t->len - pos);
         if (!want) continue;
         eval_reply r;

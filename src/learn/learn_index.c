@@ -12,6 +12,7 @@
  * history, a quarter of the cap at a time, so amortised O(1) per byte). */
 #include "learn/learn_index.h"
 
+#include "util/hash.h"
 #include "util/privacy.h"
 #include "util/topk.h"
 #include "util/utf8.h"
@@ -54,6 +55,9 @@ struct learn_index {
 
 /* ---- units ---------------------------------------------------------------- */
 
+/* Not utf8_blank, on purpose: here a line feed is no blank but a unit of
+ * its own (unit_at), which a context never reaches across, and every other
+ * control byte is passed over as a blank is. */
 static int blank(uint8_t b) { return b == ' ' || b == '\t' || b == '\r' || (b < 0x20 && b != '\n'); }
 
 /* A byte that continues or starts a word: ASCII letters, digits, ' - _, and
@@ -88,8 +92,7 @@ static size_t unit_at(const uint8_t *s, size_t n, int *is_word) {
 }
 
 static uint64_t hash_bytes(const uint8_t *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+    uint64_t h = hash_fnv1a64(HASH_FNV64_BASIS, s, n);
     return h ^ (h >> 29);
 }
 

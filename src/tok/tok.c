@@ -31,6 +31,7 @@
 
 #include "util/err.h"
 #include "util/file.h"
+#include "util/hash.h"
 #include "util/utf8.h"
 
 static const char TOK_MAGIC[8] = {'L', 'A', 'Y', 'A', 'T', 'O', 'K', '1'};
@@ -49,18 +50,18 @@ static void wr32(uint8_t *p, uint32_t v) {
 uint64_t tok_hash_bytes(const uint8_t *s, size_t n) {
     /* 64-bit FNV-1a over 8-byte words then a final mix: chunks are short, so
      * a word at a time is most of the speed. */
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    uint64_t h = HASH_FNV64_BASIS ^ n;
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, s, 8);
-        h = (h ^ w) * 0x100000001b3ull;
+        h = (h ^ w) * HASH_FNV64_PRIME;
         h ^= h >> 29;
         s += 8;
         n -= 8;
     }
     uint64_t w = 0;
     memcpy(&w, s, n);
-    h = (h ^ w) * 0x100000001b3ull;
+    h = (h ^ w) * HASH_FNV64_PRIME;
     h ^= h >> 32;
     h *= 0xd6e8feb86659fd93ull;
     h ^= h >> 32;

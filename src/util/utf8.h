@@ -50,6 +50,11 @@ size_t utf8_count(const uint8_t *s, size_t n);
 enum { UTF8_NONE = -1 };
 int32_t utf8_cp_at(const uint8_t *s, size_t n, size_t i);
 
+/* A blank between words: space, tab, line feed, carriage return. (The
+ * personal memory's index cuts its units otherwise, on purpose: learn_index.c
+ * says why.) */
+static inline int utf8_blank(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 /* ---- script ranges (inclusive) ---- */
 enum {
     UTF8_WORD_BREAK_FIRST = 0x2000, /* general punctuation and every block above */
