@@ -41,6 +41,7 @@ typedef struct {
     laya_memory *mem;               /* NULL: the memory could not be opened (the status line says why) */
     gboolean loading;               /* setting widgets from the file: do not save */
     int64_t texts, commits;
+    int64_t feedback;       /* feedback entries in the store (-1: unknown) */
 } settings_ui;
 
 static void status(settings_ui *u, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -148,7 +149,9 @@ static void select_first(settings_ui *u) {
 static void update_buttons(settings_ui *u) {
     GtkTreeSelection *sel = gtk_tree_view_get_selection(GTK_TREE_VIEW(u->view));
     gtk_widget_set_sensitive(u->forget, u->mem && gtk_tree_selection_get_selected(sel, NULL, NULL));
-    gtk_widget_set_sensitive(u->forget_all, u->mem && u->texts > 0);
+    /* Forget all is there whenever the store holds anything, feedback alone
+     * included (`laya memory forget --all` removes both) */
+    gtk_widget_set_sensitive(u->forget_all, u->mem && (u->texts > 0 || u->feedback != 0));
 }
 
 /* Selects the visible row holding exactly `text`; 0 if there is none. */
@@ -167,6 +170,8 @@ static int select_text(settings_ui *u, GBytes *text) {
     return 0;
 }
 
+static int64_t feedback_entries(settings_ui *u);
+
 /* Reads the list and the incognito switch from the store again. */
 static void reload(settings_ui *u) {
     if (!u->mem) return;
@@ -179,6 +184,7 @@ static void reload(settings_ui *u) {
     u->texts = u->commits = 0;
     char err[512] = "";
     if (laya_memory_list(u->mem, add_row, u, err, sizeof err) != LAYA_OK) status(u, "Cannot list the memory: %s", err);
+    u->feedback = feedback_entries(u);
     int on = 0;
     if (laya_memory_get_incognito(u->mem, &on, err, sizeof err) == LAYA_OK) {
         u->loading = TRUE;
@@ -265,9 +271,11 @@ static void on_forget_all(GtkButton *b, settings_ui *u) {
                                           GTK_MESSAGE_WARNING, GTK_BUTTONS_NONE,
                                           "Forget everything Laya has learned?");
     gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
-                                             "%lld texts from %lld commits will be removed from this computer. "
-                                             "This cannot be undone.",
-                                             (long long)u->texts, (long long)u->commits);
+                                             "%lld texts from %lld commits and %lld feedback entries (the "
+                                             "suggestions you took or passed over) will be removed from this "
+                                             "computer. This cannot be undone.",
+                                             (long long)u->texts, (long long)u->commits,
+                                             (long long)(u->feedback > 0 ? u->feedback : 0));
     gtk_dialog_add_button(GTK_DIALOG(d), "_Cancel", GTK_RESPONSE_CANCEL);
     GtkWidget *yes = gtk_dialog_add_button(GTK_DIALOG(d), "_Forget all", GTK_RESPONSE_ACCEPT);
     gtk_style_context_add_class(gtk_widget_get_style_context(yes), "destructive-action");

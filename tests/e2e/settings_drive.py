@@ -86,9 +86,11 @@ sh(laya, "memory", "add", ENTRIES[0])
 if not result("the memory holds the entries", all(e in memory() for e in ENTRIES), memory()):
     finish(1)
 # A list passed over after "Best re": a feedback entry that forgetting
-# "Best regards, Tom" takes with it (its context occurs in that text).
+# "Best regards, Tom" takes with it (its context occurs in that text). It
+# reaches the store with the commit that holds its context.
 subprocess.run([laya, "serve", "--stdio"], input='{"op":"suggest","context":"Best re","k":3}\n'
-               '{"op":"feedback","accepted":-1}\n', capture_output=True, text=True, timeout=60)
+               '{"op":"feedback","accepted":-1}\n{"op":"commit","text":"Best regards, Tom"}\n',
+               capture_output=True, text=True, timeout=60)
 
 
 def feedback_rows():
@@ -215,6 +217,27 @@ result("a save keeps what it does not know (comments, other groups)",
 key("alt+c")
 result("Alt+C closes the window", wait_for(lambda: win.poll() is not None, 5))
 result("it exits 0", win.poll() == 0, win.poll())
+
+# --- a store that holds only feedback: Forget all is there for it (issue 39) ------
+subprocess.run([laya, "serve", "--stdio"], input='{"op":"suggest","context":"I like the qu","k":3}\n'
+               '{"op":"feedback","accepted":-1}\n{"op":"commit","text":"I like the quiet fox"}\n',
+               capture_output=True, text=True, timeout=60)
+sh(laya, "memory", "forget", "--word", "fox")
+only_fb = feedback_rows()
+result("the store holds feedback and no commit", len(only_fb) >= 1 and "fox" not in memory(), (only_fb, memory()))
+win = subprocess.Popen([laya, "settings"], stdout=log, stderr=subprocess.STDOUT)
+procs.append(win)
+wid = wait_for(lambda: sh("xdotool", "search", "--name", "^Laya settings$").stdout.split(), 15)
+if wid:
+    time.sleep(1)
+    sh("xdotool", "windowfocus", "--sync", wid[0])
+    time.sleep(0.5)
+    key("alt+a")
+    time.sleep(0.8)
+    key("alt+f")
+result("feedback alone: Forget all asks and forgets it", wait_for(lambda: not feedback_rows(), 5), feedback_rows())
+key("alt+c")
+wait_for(lambda: win.poll() is not None, 5)
 
 # --- without a display, or without the program: clear errors -----------------------
 env = dict(os.environ, DISPLAY="", WAYLAND_DISPLAY="")
