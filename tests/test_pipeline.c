@@ -245,3 +245,25 @@ TEST(pipeline_no_latin_word_glued_to_chinese) {
     }
     close_fixture(&f);
 }
+
+/* A Chinese word is not cut: 我们明天 was offered 的地方 and 的地 (the word is
+ * 的地方), and Tab after the decision's two-character cut gave 我们明天的地.
+ * Every list shown, with and without the decision, keeps no suggestion that
+ * ends inside a word another one finishes. */
+TEST(pipeline_no_chinese_word_cut_in_half) {
+    fixture f;
+    CHECK(open_fixture(&f, 0));
+    const char *ctx = "\xe6\x88\x91\xe4\xbb\xac\xe6\x98\x8e\xe5\xa4\xa9";   /* 我们明天 */
+    const char *half = "\xe7\x9a\x84\xe5\x9c\xb0";                           /* 的地 */
+    const unsigned wants[2] = {LAYA_WANT_SUGGEST, LAYA_WANT_SUGGEST | LAYA_WANT_DECIDE};
+    for (int w = 0; w < 2; w++) {
+        laya_view v;
+        CHECK(ev(&f, LAYA_INPUT_CONTEXT, "", 0, 0, &v) == LAYA_OK);
+        CHECK(ev(&f, LAYA_INPUT_CONTEXT, ctx, 0, wants[w], &v) == LAYA_OK);
+        CHECKF(w == 1 || v.n > 0, "nothing shown");
+        for (int i = 0; i < v.n; i++)
+            CHECKF(!(v.list[i].len == strlen(half) && !memcmp(v.list[i].text, half, v.list[i].len)),
+                   "offered the half word (want %u)", wants[w]);
+    }
+    close_fixture(&f);
+}

@@ -173,9 +173,16 @@ static int worth(const decide_params *P, const uint8_t *s, size_t len, double p,
     return len > 0 && p >= need && p * (chars - 1) >= P->min_saving;
 }
 
+static size_t default_word_end(void *ctx, const uint8_t *s, size_t n) { return decide_first_word_end(s, n); }
+
 laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in, int n,
                         laya_suggestion *out, int *n_out) {
-    if (!d || (!in && n) || n < 0 || !out || !n_out) return LAYA_ERR_ARG;
+    return decide_words(d, t_ms, in, n, out, n_out, default_word_end, NULL);
+}
+
+laya_status decide_words(laya_decider *d, double t_ms, const laya_suggestion *in, int n, laya_suggestion *out,
+                         int *n_out, decide_word_end_fn word_end, void *ctx) {
+    if (!d || (!in && n) || n < 0 || !out || !n_out || !word_end) return LAYA_ERR_ARG;
     *n_out = 0;
     const decide_params *P = &d->p;
     double med = decide_median_iki(d), need = d->thr;
@@ -190,7 +197,7 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
     int n_keep = 0, any_base = 0, cap = n < 16 ? n : 16;
     for (int i = 0; i < cap; i++) {
         const uint8_t *s = (const uint8_t *)in[i].text;
-        size_t len = in[i].len, w = decide_first_word_end(s, len);
+        size_t len = in[i].len, w = word_end(ctx, s, len);
         double p = in[i].prob;
         int full = w == len || p >= P->full_p;
         size_t use = 0;
@@ -202,7 +209,7 @@ laya_status laya_decide(laya_decider *d, double t_ms, const laya_suggestion *in,
             double pw = 0;
             for (int j = 0; j < cap; j++) {
                 const uint8_t *t = (const uint8_t *)in[j].text;
-                if (in[j].len >= w && !memcmp(t, s, w) && decide_first_word_end(t, in[j].len) == w)
+                if (in[j].len >= w && !memcmp(t, s, w) && word_end(ctx, t, in[j].len) == w)
                     pw += in[j].prob;
             }
             if (pw > 1) pw = 1;

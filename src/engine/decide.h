@@ -102,6 +102,13 @@ int decide_track_context(laya_decider *d, const char *ctx, size_t len, double t_
  * when s is one word. */
 size_t decide_first_word_end(const uint8_t *s, size_t n);
 
+/* laya_decide with another rule for the first word's end: word_end(ctx, s,
+ * n) in place of decide_first_word_end (the keystroke pipeline passes one
+ * that never cuts a Chinese word its prior knows: pipeline.c). */
+typedef size_t (*decide_word_end_fn)(void *ctx, const uint8_t *s, size_t n);
+laya_status decide_words(laya_decider *d, double t_ms, const laya_suggestion *in, int n, laya_suggestion *out,
+                         int *n_out, decide_word_end_fn word_end, void *ctx);
+
 /* Forgets the context (the next one counts as a jump) and any pending
  * shown list; the typist's learned threshold and speed are kept. */
 void decide_forget_context(laya_decider *d);

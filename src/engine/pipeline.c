@@ -32,6 +32,7 @@
 
 #include "engine/decide.h"
 #include "engine/session.h"
+#include "prior/prior.h"
 #include "util/utf8.h"
 
 struct engine_pipe {
@@ -154,6 +155,54 @@ static size_t accept_text(engine_pipe *p, int i, int word) {
     return n;
 }
 
+/* Word boundaries: a suggestion that ends inside a Chinese word, where a
+ * longer one in the list goes on with that word, is dropped (我们明天 was
+ * offered 的地方 and 的地, and Tab after the decision's cut gave 的地). The
+ * words are the model file's prior's (prior_splits_word); without a prior
+ * nothing is dropped. Returns the new count. */
+static int drop_cut_words(const laya_session *s, laya_suggestion *out, int n) {
+    const prior *pr = &s->m->prior;
+    if (!pr->nw) return n;
+    /* the context's last characters: a word may begin before the cursor */
+    size_t c0 = s->len;
+    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->ctx, c0);
+    const size_t m = s->len - c0;
+    uint8_t t[4 * PRIOR_MAX_CHARS + LAYA_MAX_SUGGESTION];
+    int w = 0;
+    for (int i = 0; i < n; i++) {
+        int cut = 0;
+        const laya_suggestion *a = &out[i];
+        for (int j = 0; j < n && !cut && a->len; j++) {
+            const laya_suggestion *b = &out[j];
+            if (b->len <= a->len || memcmp(a->text, b->text, a->len)) continue;
+            memcpy(t, s->ctx + c0, m);
+            memcpy(t + m, b->text, b->len);
+            cut = prior_splits_word(pr, t, m + b->len, m + a->len);
+        }
+        if (!cut) out[w++] = out[i];
+    }
+    return w;
+}
+
+/* The decision's first word (decide_first_word_end: a word, or two CJK
+ * characters), moved on while its end splits a Chinese word of the prior:
+ * 的地方 stays whole instead of 的地. */
+static size_t word_end(void *vs, const uint8_t *t, size_t n) {
+    const laya_session *s = vs;
+    size_t e = decide_first_word_end(t, n);
+    const prior *pr = &s->m->prior;
+    if (!pr->nw || e >= n || e == 0 || !utf8_cjk_at(t, n, e)) return e;
+    size_t c0 = s->len;
+    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->ctx, c0);
+    const size_t m = s->len - c0;
+    uint8_t buf[4 * PRIOR_MAX_CHARS + LAYA_MAX_SUGGESTION];
+    if (n > LAYA_MAX_SUGGESTION) return e;
+    memcpy(buf, s->ctx + c0, m);
+    memcpy(buf + m, t, n);
+    while (e < n && utf8_cjk_at(t, n, e) && prior_splits_word(pr, buf, m + n, m + e)) e = utf8_next(t, n, e);
+    return e;
+}
+
 /* Suggestions, decision, the list kept for its verdict. */
 static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, double t, laya_view *v) {
     int k = in->k ? in->k : 3;
@@ -161,7 +210,9 @@ static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, d
     int n = 0;
     laya_status st = laya_suggest(s, k, out, &n);
     if (st != LAYA_OK) return st;
-    int cut = 0;
+    int had = n;
+    n = drop_cut_words(s, out, n);
+    int cut = n != had;
     if (in->field & LAYA_FIELD_ONE_LINE) {
         /* one line: a suggestion stops at its first control character (a
          * line break); one left empty is dropped */
@@ -177,7 +228,7 @@ static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, d
         n = w;
     }
     if (in->want & LAYA_WANT_DECIDE) {
-        st = laya_decide(p->d, t, out, n, out, &n);
+        st = decide_words(p->d, t, out, n, out, &n, word_end, s);
         if (st != LAYA_OK) return st;
         if (!n) v->held = decide_reason_str(decide_last_reason(p->d));
         cut = 1;

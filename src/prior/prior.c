@@ -96,6 +96,28 @@ static int64_t find_word(const prior *p, const uint8_t *w, size_t n) {
     return -1;
 }
 
+int prior_is_word(const prior *p, const uint8_t *w, size_t n) { return p->nw && find_word(p, w, n) >= 0; }
+
+int prior_splits_word(const prior *p, const uint8_t *t, size_t n, size_t at) {
+    if (!p->nw || at == 0 || at >= n || !utf8_cjk_at(t, n, at) || !utf8_cjk_at(t, n, utf8_prev(t, at))) return 0;
+    /* the character starts around the cut, inside its run of CJK */
+    size_t before[PRIOR_MAX_CHARS], after[PRIOR_MAX_CHARS];
+    int nb = 0, na = 0;
+    for (size_t i = at; i > 0 && nb < PRIOR_MAX_CHARS - 1;) {
+        i = utf8_prev(t, i);
+        if (!utf8_cjk_at(t, n, i)) break;
+        before[nb++] = i;
+    }
+    for (size_t i = at; i < n && na < PRIOR_MAX_CHARS - 1 && utf8_cjk_at(t, n, i);) {
+        i = utf8_next(t, n, i);
+        after[na++] = i;
+    }
+    for (int a = 0; a < nb; a++)
+        for (int b = 0; b < na && a + 1 + b + 1 <= PRIOR_MAX_CHARS; b++)
+            if (find_word(p, t + before[a], after[b] - before[a]) >= 0) return 1;
+    return 0;
+}
+
 /* The followers of word id into out (at most max); 0 when it has none. */
 static int followers_of(const prior *p, int64_t id, prior_cand *out, int max) {
     uint32_t a = p->fol_off[id], b = p->fol_off[id + 1];

@@ -93,5 +93,14 @@ laya_status prior_embed(const char *model_path, const char *prior_path, const ch
  * work is at most PRIOR_MAX_CHARS binary searches; nothing is allocated.
  * This function can't fail. */
 int prior_query(const prior *p, const uint8_t *ctx, size_t len, prior_cand *out, int max);
+/* 1 if w[0..n) is a word of the table (with followers or not). */
+int prior_is_word(const prior *p, const uint8_t *w, size_t n);
+/* Word boundaries in Chinese (issue 39: 我们明天 was offered 的地 where the
+ * word is 的地方): 1 if cutting t[0..n) at byte at (between two CJK
+ * characters) splits a word of the table, i.e. a word of at most
+ * PRIOR_MAX_CHARS characters of the run around at starts before it and
+ * ends after it; 0 otherwise, and without a prior. At most
+ * (PRIOR_MAX_CHARS - 1)^2 / 2 lookups of O(log NW). */
+int prior_splits_word(const prior *p, const uint8_t *t, size_t n, size_t at);
 
 #endif
