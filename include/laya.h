@@ -540,7 +540,9 @@ enum {
     LAYA_FIELD_SECRET = 1u << 0,    /* a password, PIN or the like: the gate is shut */
     LAYA_FIELD_PRIVATE = 1u << 1,   /* a private window: nothing kept, nothing personal shown */
     LAYA_FIELD_NO_DELETE = 1u << 2, /* the front end cannot delete text before the cursor */
-    LAYA_FIELD_ONE_LINE = 1u << 3   /* a one-line field: suggestions stop before a line break */
+    LAYA_FIELD_ONE_LINE = 1u << 3,  /* a one-line field: suggestions stop before a line break */
+    LAYA_FIELD_CLIENT_JUDGES = 1u << 4  /* the client reports every verdict itself (ACCEPT, DISMISS: the
+                                           protocol's feedback); typing on past a list judges nothing */
 };
 
 /* What the front end wants in the view (laya_input.want). */

@@ -83,6 +83,13 @@ static laya_status verdict(laya_session *s, engine_pipe *p, int i, double t) {
     return st == LAYA_ERR_ARG ? LAYA_OK : st;
 }
 
+/* Typing on past the list: passed over, unless the client reports every
+ * verdict itself (LAYA_FIELD_CLIENT_JUDGES: the protocol's feedback). */
+static laya_status passed_over(laya_session *s, engine_pipe *p, const laya_input *in, double t) {
+    if (in->field & LAYA_FIELD_CLIENT_JUDGES) return LAYA_OK;
+    return verdict(s, p, -1, t);
+}
+
 /* The context becomes s->ctx[0..keep) + add[0..n). */
 static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
     if (keep == s->len && n == 0) return LAYA_OK;
@@ -268,7 +275,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         if (in->len == len0 && !memcmp(in->text, c0, len0)) {
             p->spaced = spaced;
         } else {
-            if (typed_on(c0, len0, (const uint8_t *)in->text, in->len)) late = verdict(s, p, -1, t);
+            if (typed_on(c0, len0, (const uint8_t *)in->text, in->len)) late = passed_over(s, p, in, t);
             p->n = 0;
             if ((st = note_context(p, in->text, in->len)) != LAYA_OK) return st;
         }
@@ -282,7 +289,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
     if (in->kind == LAYA_INPUT_CONTEXT || in->kind == LAYA_INPUT_FOCUS) {
         if (echo) p->spaced = spaced;   /* a front end's echo of the text it was given */
         else if (in->kind == LAYA_INPUT_CONTEXT && typed_on(c0, len0, (const uint8_t *)in->text, in->len))
-            late = verdict(s, p, -1, t);
+            late = passed_over(s, p, in, t);
         p->pend_on = 0;
     } else if ((st = read_noted(s, p)) != LAYA_OK) {
         return st;
@@ -296,7 +303,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         break;
     case LAYA_INPUT_KEY: {
         if (!in->len || utf8_next((const uint8_t *)in->text, in->len, 0) != in->len) return LAYA_ERR_ARG;
-        late = verdict(s, p, -1, t);
+        late = passed_over(s, p, in, t);
         size_t erase;
         size_t n = key_edit(s, p, (const uint8_t *)in->text, in->len, in->field, spaced, &erase);
         v->erase = erase;
@@ -308,7 +315,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         break;
     }
     case LAYA_INPUT_ERASE:
-        late = verdict(s, p, -1, t);
+        late = passed_over(s, p, in, t);
         if (s->len) st = laya_session_backspace(s, 1);
         break;
     case LAYA_INPUT_ACCEPT: {

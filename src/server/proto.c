@@ -140,12 +140,16 @@ static json_t *notes_json(const laya_note *h, int n, int score) {
 
 /* One event of the keystroke pipeline (laya_session_event) on a slot's
  * session: every rule between a request and its reply (privacy, decision,
- * feedback, learning) is the library's; this file only translates. */
+ * feedback, learning) is the library's; this file only translates. The
+ * protocol's client reports its verdicts itself ("feedback"), so typing on
+ * past a list judges nothing here (LAYA_FIELD_CLIENT_JUDGES): without
+ * feedback requests the suggestions are what they would be without it. */
 static laya_status slot_event(proto_slot *sl, laya_input_kind kind, const char *text, size_t len, int index,
                               int priv, unsigned want, int k, double t_ms, laya_view *v) {
     if (priv != sl->priv) sl->priv = priv;
     laya_input in = {.kind = kind, .text = text, .len = len, .index = index,
-                     .field = priv ? LAYA_FIELD_PRIVATE : 0, .want = want, .k = k, .t_ms = t_ms};
+                     .field = LAYA_FIELD_CLIENT_JUDGES | (priv ? LAYA_FIELD_PRIVATE : 0), .want = want, .k = k,
+                     .t_ms = t_ms};
     return laya_session_event(sl->s, &in, v);
 }
 
