@@ -473,7 +473,8 @@ bool Addon::type(fcitx::InputContext *ic, State *st, const std::string &key) {
     in.text = key.data();
     in.len = key.size();
     laya_view v;
-    if (!active() || !send(ic, st, in, &v) || (v.erase == 0 && std::string(v.insert, v.insert_len) == key))
+    if (!active() || !send(ic, st, in, &v) ||
+        (v.erase == 0 && std::string_view(v.insert ? v.insert : "", v.insert_len) == key))
         return false;
     apply(ic, st, v);
     return true;

@@ -117,7 +117,8 @@ public:
     const fcitx::Configuration *getConfig() const override { return &config_; }
     void setConfig(const fcitx::RawConfig &raw) override;
 
-    /* Takes suggestion i of ic's list: commits it, takes the list down. */
+    /* Takes the i-th suggestion on ic's list (the library's ACCEPT): the list
+     * comes down, the library's edit is made. */
     void accept(fcitx::InputContext *ic, int i);
 
 private:
