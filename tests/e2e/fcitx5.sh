@@ -7,7 +7,8 @@
 # one (MODEL=... to change it); what it should suggest is asked of `laya
 # serve --stdio --no-learn` on the same model (the addon learns into the
 # throw-away HOME's memory, which the checks of its feedback read with `laya
-# memory list`). Ends with "N passed, N failed"; where fcitx5 or the display packages
+# memory list` and the privacy checks scan byte by byte: memory.db, -wal and
+# -shm). Ends with "N passed, N failed"; where fcitx5 or the display packages
 # are missing it skips (one "skip" line, counted as passed).
 # SHOT=path saves the screenshot of Laya's list (default $BUILD/e2e/fcitx5-laya.png).
 # PYTHON_GI: a Python 3 with Debian's python3-gi (default /usr/bin/python3).
