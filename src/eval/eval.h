@@ -93,8 +93,6 @@ laya_status eval_proc_start(char *const argv[], const char *desc, int timeout_ms
                             char *err, size_t errlen);
 /* The client speaking to p (valid while p is). */
 eval_client eval_proc_client(eval_proc *p);
-/* How it was started, for messages. */
-const char *eval_proc_desc(const eval_proc *p);
 /* Closes its stdin, waits briefly, then kills it; removes its directory. */
 void eval_proc_stop(eval_proc *p);
 

@@ -139,8 +139,6 @@ laya_status eval_proc_start(char *const argv[], const char *desc, int timeout_ms
     return LAYA_OK;
 }
 
-const char *eval_proc_desc(const eval_proc *e) { return e->desc; }
-
 static int write_all(int fd, const char *p, size_t n) {
     while (n) {
         ssize_t w = write(fd, p, n);

@@ -78,7 +78,6 @@ typedef struct {
 laya_status train_model_init(train_model *tm, const model_cfg *c, int B, int T, float dropout,
                              char *err, size_t errlen);
 void train_model_free(train_model *tm);
-size_t train_model_floats(const model_cfg *c, int B, int T);
 
 /* Forward over nb <= B streams: toks (nb, T+1). state (L, nb, H): the GRU
  * states to start from, updated to the states after the window (NULL: start

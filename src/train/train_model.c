@@ -68,13 +68,6 @@ static void layout(train_model *tm, bump *bp) {
     tm->tgt = take(bp, N * sizeof(int32_t));
 }
 
-size_t train_model_floats(const model_cfg *c, int B, int T) {
-    train_model tm = {.cfg = *c, .B = B, .T = T};
-    bump b = {0};
-    layout(&tm, &b);
-    return b.off / sizeof(float);
-}
-
 laya_status train_model_init(train_model *tm, const model_cfg *c, int B, int T, float dropout,
                              char *err, size_t errlen) {
     memset(tm, 0, sizeof *tm);
