@@ -400,7 +400,7 @@ FUZZ_COV     ?= llvm-cov-14
 FUZZ_PROF    ?= llvm-profdata-14
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD    = build-fuzz
-FUZZ_TARGETS  = model tok proto session intent
+FUZZ_TARGETS  = model tok proto session intent pipeline
 # nonnull-attribute is recoverable only so that fuzz/ubsan.supp can name
 # findings waiting for a fix; halt_on_error stops on every other one.
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize-recover=nonnull-attribute \

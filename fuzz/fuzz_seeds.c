@@ -64,6 +64,17 @@ static void op(script *s, int kind, int count, int pos, const char *bytes) {
     s->n += 4 + nb;
 }
 
+/* An event script for fuzz_pipeline.c: (kind, flags, count, byte), then
+ * count % 64 bytes of text for CONTEXT (0), FOCUS (6) and COMMIT (5). */
+static void ev(script *s, int kind, int flags, int count, int byte, const char *text) {
+    uint8_t hdr[4] = {(uint8_t)kind, (uint8_t)flags, (uint8_t)count, (uint8_t)byte};
+    size_t nt = (kind == 0 || kind == 5 || kind == 6) ? (size_t)count % 64 : 0;
+    if (s->n + 4 + nt > sizeof s->b) return;
+    memcpy(s->b + s->n, hdr, 4);
+    for (size_t i = 0; i < nt; i++) s->b[s->n + 4 + i] = (uint8_t)(text && i < strlen(text) ? text[i] : ' ');
+    s->n += 4 + nt;
+}
+
 int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : "fuzz/corpus";
     char dir[400];
@@ -168,6 +179,37 @@ int main(int argc, char **argv) {
     op(&s, 2, 1, 40, NULL);
     op(&s, 5, 1, 0, NULL);
     put(dir, "long.bin", s.b, s.n);
+    /* the keystroke pipeline: flags are the field (low 5 bits) and the
+     * wants (<< 5: 1 suggestions, 2 the decision, 4 the intent) */
+    mkdirs(root, "pipeline", dir, sizeof dir);
+    s.n = 0;
+    ev(&s, 0, 0x20, 7, 0, "Best re");
+    ev(&s, 1, 0x20, 0, 'g', NULL);
+    ev(&s, 3, 0x20, 0, 0, NULL);   /* accept the first */
+    ev(&s, 1, 0x20, 0, ' ', NULL);
+    ev(&s, 1, 0x20, 0, '.', NULL);
+    ev(&s, 2, 0x20, 0, 0, NULL);
+    ev(&s, 4, 0x20, 0, 0, NULL);
+    ev(&s, 5, 0x00, 12, 0, "Best regards");
+    ev(&s, 7, 0x60, 1, 0, NULL);
+    ev(&s, 0, 0x00, 3, 200, "the");
+    ev(&s, 7, 0x20, 2, 0, NULL);
+    put(dir, "keys.bin", s.b, s.n);
+    s.n = 0;
+    ev(&s, 0, 0x20, 26, 0, "[sudo] password for anna: ");
+    ev(&s, 1, 0x20, 0, 'h', NULL);
+    ev(&s, 1, 0x20, 0, 'u', NULL);
+    ev(&s, 5, 0x00, 3, 0, "hun");
+    ev(&s, 0, 0x21, 5, 3, "hello");
+    ev(&s, 6, 0x22, 4, 0, "we a");
+    ev(&s, 7, 0xe0, 1, 0, NULL);
+    put(dir, "secret.bin", s.b, s.n);
+    s.n = 0;
+    ev(&s, 0, 0x28, 12, 0, "\xe6\x88\x91\xe4\xbb\xac\xe6\x98\x8e\xe5\xa4\xa9");
+    ev(&s, 3, 0x28, 1, 1, NULL);
+    ev(&s, 1, 0x30, 0, 0xe5, NULL);   /* a stray lead byte */
+    ev(&s, 2, 0x20, 0, 0, NULL);
+    put(dir, "cjk.bin", s.b, s.n);
     printf("wrote the seed corpora under %s\n", root);
     return 0;
 }

@@ -487,7 +487,8 @@ static size_t common_prefix(const uint8_t *a, const uint8_t *b, size_t n) {
 laya_status laya_session_set_context(laya_session *s, const char *text, size_t len) {
     if (!s || (!text && len)) return LAYA_ERR_ARG;
     if (len > ENGINE_MAX_CONTEXT) return LAYA_ERR_LIMIT;
-    const uint8_t *t = (const uint8_t *)text;
+    static const uint8_t none[1];   /* NULL and 0: the empty text */
+    const uint8_t *t = text ? (const uint8_t *)text : none;
     size_t p = common_prefix(s->ctx, t, len < s->len ? len : s->len);
     return apply(s, p, t + p, len - p);
 }
@@ -515,10 +516,12 @@ laya_status laya_session_reset(laya_session *s) {
     return LAYA_OK;
 }
 
-int engine_gate(const laya_session *s) {
-    if (s->secret_field || privacy_secret_typed((const char *)s->ctx, s->len)) return ENGINE_GATE_SECRET;
+int engine_gate_at(const laya_session *s, const uint8_t *text, size_t len) {
+    if (s->secret_field || privacy_secret_typed((const char *)text, len)) return ENGINE_GATE_SECRET;
     return s->private_field ? ENGINE_GATE_PRIVATE : ENGINE_GATE_OPEN;
 }
+
+int engine_gate(const laya_session *s) { return engine_gate_at(s, s->ctx, s->len); }
 
 void engine_set_field(laya_session *s, int secret, int priv) {
     if (secret && !s->secret_field) s->shown_n = 0;   /* a list shown before is not judged in there */

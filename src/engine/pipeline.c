@@ -114,7 +114,12 @@ static const uint8_t *context_now(const laya_session *s, const engine_pipe *p, s
  * typing on past the list, by keys the front end let through or by
  * another input method's commit. */
 static int typed_on(const uint8_t *c, size_t len, const uint8_t *t, size_t n) {
-    return n > len && !memcmp(c, t, len);
+    return n > len && (len == 0 || !memcmp(c, t, len));
+}
+
+/* a[0..na) and b[0..nb) hold the same bytes (either may be NULL when empty). */
+static int same_text(const void *a, size_t na, const void *b, size_t nb) {
+    return na == nb && (na == 0 || !memcmp(a, b, na));
 }
 
 /* Notes a context for later (pend); LAYA_ERR_NOMEM leaves nothing noted. */
@@ -272,7 +277,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
 
     /* A context with nothing wanted is noted, not read (coalescing). */
     if (in->kind == LAYA_INPUT_CONTEXT && !in->want) {
-        if (in->len == len0 && !memcmp(in->text, c0, len0)) {
+        if (same_text(in->text, in->len, c0, len0)) {
             p->spaced = spaced;
         } else {
             if (typed_on(c0, len0, (const uint8_t *)in->text, in->len)) late = passed_over(s, p, in, t);
@@ -280,12 +285,12 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
             if ((st = note_context(p, in->text, in->len)) != LAYA_OK) return st;
         }
         if (p->d) decide_track_context(p->d, in->text, in->len, t);
-        v->gate = engine_gate(s);
-        v->changed = in->len != len0 || memcmp(in->text, c0, len0);
+        v->gate = engine_gate_at(s, (const uint8_t *)in->text, in->len);
+        v->changed = !same_text(in->text, in->len, c0, len0);
         return late;
     }
     /* A new context replaces the noted one; any other event reads it. */
-    const int echo = in->kind == LAYA_INPUT_CONTEXT && in->len == len0 && !memcmp(in->text, c0, len0);
+    const int echo = in->kind == LAYA_INPUT_CONTEXT && same_text(in->text, in->len, c0, len0);
     if (in->kind == LAYA_INPUT_CONTEXT || in->kind == LAYA_INPUT_FOCUS) {
         if (echo) p->spaced = spaced;   /* a front end's echo of the text it was given */
         else if (in->kind == LAYA_INPUT_CONTEXT && typed_on(c0, len0, (const uint8_t *)in->text, in->len))

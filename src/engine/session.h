@@ -237,6 +237,8 @@ struct laya_session {
  *                      learn.c and learn_store.c refuse every write). */
 enum { ENGINE_GATE_OPEN = 0, ENGINE_GATE_PRIVATE = 1, ENGINE_GATE_SECRET = 2 };
 int engine_gate(const laya_session *s);
+/* The same for text[0..len) before the cursor in place of the session's. */
+int engine_gate_at(const laya_session *s, const uint8_t *text, size_t len);
 /* Sets the field's flags (the pipeline, on every event). */
 void engine_set_field(laya_session *s, int secret, int priv);
 
