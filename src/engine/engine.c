@@ -829,4 +829,3 @@ void engine_set_private(laya_session *s, int on) {
 
 uint64_t engine_steps(const laya_session *s) { return s->steps; }
 uint64_t engine_search_steps(const laya_session *s) { return s->search_steps; }
-uint64_t engine_search_logits(const laya_session *s) { return s->search_logits; }

@@ -101,7 +101,5 @@ void engine_set_private(laya_session *s, int on);
 uint64_t engine_steps(const laya_session *s);
 /* Model steps run by this session's suggestion searches so far. */
 uint64_t engine_search_steps(const laya_session *s);
-/* Full logits vectors (V dot products each) its searches computed so far. */
-uint64_t engine_search_logits(const laya_session *s);
 
 #endif

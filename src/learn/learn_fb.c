@@ -3,6 +3,7 @@
  * most half full), and the pending changes for the store. One allocation
  * per table. */
 #include "learn/learn_fb.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +28,16 @@ struct learn_fb {
     int npend;
 };
 
-static uint64_t fnv(uint64_t h, const uint8_t *s, size_t n) {
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-    return h;
-}
 
 uint64_t learn_fb_key_hash(const uint8_t *key, size_t klen) {
-    uint64_t h = fnv(0xcbf29ce484222325ull, key, klen);
+    uint64_t h = hash_fnv1a64(HASH_FNV64_BASIS, key, klen);
     return h ^ (h >> 29);
 }
 
 /* The row hash: the key's, then the text's bytes, finished by a
  * multiply-xorshift so that nearby texts spread over the index. */
 static uint64_t row_hash(uint64_t kh, const uint8_t *text, size_t len) {
-    uint64_t h = fnv(kh * 0x9e3779b97f4a7c15ull, text, len);
+    uint64_t h = hash_fnv1a64(kh * 0x9e3779b97f4a7c15ull, text, len);
     h ^= h >> 31;
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 27;
