@@ -224,6 +224,14 @@ static laya_status show(laya_session *s, engine_pipe *p, const laya_input *in, d
     if (st != LAYA_OK) return st;
     int had = n;
     n = drop_cut_words(s, out, n);
+    if (n < had && had == k && k < LAYA_MAX_K) {
+        /* a half word dropped: the slot goes to the next suggestion (one
+         * more asked for, mostly from the search nodes just computed) */
+        int m = 0;
+        if ((st = laya_suggest(s, k + 1, out, &m)) != LAYA_OK) return st;
+        n = drop_cut_words(s, out, m);
+        if (n > k) n = k;
+    }
     int cut = n != had;
     if (in->field & LAYA_FIELD_ONE_LINE) {
         /* one line: a suggestion stops at its first control character (a
@@ -354,7 +362,10 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
     }
     if (st != LAYA_OK) return st;
     v->changed = s->len != len0 || in->kind == LAYA_INPUT_ACCEPT || v->erase;
-    if (p->d) decide_track_context(p->d, (const char *)s->ctx, s->len, t);
+    /* the decider hears the new context; an accepted text is a jump it
+     * hears with the next event, at that event's time (the protocol's
+     * feedback comes before the client's next context) */
+    if (p->d && in->kind != LAYA_INPUT_ACCEPT) decide_track_context(p->d, (const char *)s->ctx, s->len, t);
 
     /* What to show. */
     const int gate = engine_gate(s);
