@@ -1,51 +1,62 @@
-/* ibus_engine.c - the Laya IBus engine: ghost text and a candidate list.
+/* ibus_engine.c - the Laya IBus engine: an adapter between IBus and the
+ * library's keystroke pipeline (laya_session_event, include/laya.h).
  *
- * Contract:
- *  - The application's text is never changed unless the user accepts a
- *    suggestion: every key but the few below is passed through unchanged
- *    (process_key_event returns FALSE). The ghost is a pre-edit string in
- *    grey with the cursor at its start, in IBUS_ENGINE_PREEDIT_CLEAR mode,
- *    so a focus change or reset drops it instead of committing it.
- *  - While suggestions are shown: the accept key (Tab, Right or End, from
- *    the settings) or Alt+1 accepts the first (the ghost), Alt+2..Alt+9 or
- *    a click in the candidate list the others, Esc dismisses. Those keys
- *    are consumed; everything else passes through (Tab too when another key
- *    accepts), so a plain digit types the digit, and the list's labels name
- *    the keys that really pick ("Alt+1", not "1").
- *  - A suggestion may end with the blank after its word (it saves that
- *    key). When the next key is one of . , ; : ! ? the punctuation goes
- *    before that blank ("help " then "." gives "help. "), where the client
- *    supports surrounding text (deleting the blank needs it); otherwise the
- *    key passes through as any other.
+ * What the library decides, for every front end alike: the suggestions and
+ * whether to show them now (the decision), the privacy gate (secret fields,
+ * password prompts before the cursor, private fields), what a key typed
+ * right after an accepted suggestion does (a blank absorbed, . , ; : ! ?
+ * before the blank), the verdict on each list shown (taken, passed over or
+ * dropped unjudged: feedback and the decider), and what is learned when a
+ * line ends. What this file does: it turns IBus's calls into events, draws
+ * the view and keeps the record of the text before the cursor the events
+ * describe.
+ *  - Events. compute(): CONTEXT (the record) with SUGGEST and DECIDE, and
+ *    NOTES where notes are attached. A printable key: KEY; the key goes
+ *    through to the client when the view says to insert just it, otherwise
+ *    the engine erases and commits what the view says (it may be nothing: an
+ *    absorbed blank) and consumes the key. Backspace: ERASE. The accept key,
+ *    Alt+N, a click: ACCEPT, whose text is committed. Esc: DISMISS. A line
+ *    ends (forget: Enter, a focus change, a reset, any other key, which may
+ *    have moved the cursor): COMMIT of the line, which judges no list
+ *    (Enter passes it over with a DISMISS first; the rest drop it), then
+ *    FOCUS on an empty text: where the cursor is now is not known until
+ *    the next key. The field of every event comes from the
+ *    content type (PASSWORD or PIN purpose: LAYA_FIELD_SECRET; the PRIVATE
+ *    hint: LAYA_FIELD_PRIVATE) and the client's capabilities (without
+ *    surrounding text the engine cannot delete: LAYA_FIELD_NO_DELETE).
+ *  - The screen. The ghost is a pre-edit string in grey with the cursor at
+ *    its start, in IBUS_ENGINE_PREEDIT_CLEAR mode, so a focus change or
+ *    reset drops it instead of committing it; the list is the lookup table,
+ *    labelled with the keys that really pick ("Alt+1", not "1"); the title
+ *    of the note most related to the sentence ("→ title") is auxiliary
+ *    text, shown with the list and hidden with it and on Esc. The intent is
+ *    not shown: its label is no title for the list (issue 39).
+ *  - Keys. The application's text is changed only where the view says so:
+ *    every other key passes through (process_key_event returns FALSE).
+ *    While suggestions are shown the accept key (Tab, Right or End, from
+ *    the settings), Alt+1..Alt+9 and Esc are consumed; everything else
+ *    passes through (Tab too when another key accepts), so a plain digit
+ *    types the digit.
+ *  - Secret fields (PASSWORD or PIN purpose): every key passes through and
+ *    none reaches the library, so nothing of the secret is held in this
+ *    process or read by the model; the library's gate shuts the rest.
  *  - Settings (src/util/settings.h: on/off, how many, the accept key) are
  *    read at start and again on each focus-in and enable when the file
- *    changed (one stat() otherwise). Off: no model call, nothing shown;
- *    learning goes on (incognito, in the memory, is what stops it). The
- *    property menu's "Laya settings" and ibus-setup's Preferences (the
- *    component's <setup>) start the settings window without waiting.
- *  - Context: the text before the cursor from the client's surrounding text
- *    where the client provides it, else the engine's own record of the keys
- *    typed since the last focus change, reset or cursor movement. Either is
- *    kept to its last MAX_RECORD bytes, cut at a character boundary. After
- *    a focus change IBus keeps the last field's surrounding text until the
+ *    changed (one stat() otherwise). Off: no event but those that end a
+ *    line, so no model call and nothing shown; learning goes on (incognito,
+ *    in the memory, is what stops it). The property menu's "Laya settings"
+ *    and ibus-setup's Preferences (the component's <setup>) start the
+ *    settings window without waiting.
+ *  - The record: the text before the cursor from the client's surrounding
+ *    text where the client provides it, else the keys typed since the last
+ *    focus change, reset or cursor movement; kept to its last MAX_RECORD
+ *    bytes or fewer, cut at a character boundary. The session's context is
+ *    the record (synced) except after sync_context rewrote it, or while the
+ *    settings are off: the next event then begins with a CONTEXT. After a
+ *    focus change IBus keeps the last field's surrounding text until the
  *    client sends the new field's (ibus 1.5.27): it is not read until then
  *    (surr_fresh), or the new field's first line would begin with the old
  *    field's text, in the suggestions and in what is committed.
- *  - What is shown is what the decision (laya_decide) keeps of the
- *    suggestions: it is told every keystroke with its time (characters,
- *    backspaces, jumps), acceptances (Tab, Alt+N, clicks) and rejections
- *    (pass_over), so it holds back during fast bursts and corrections and
- *    adapts to how often this typist takes a suggestion.
- *  - Feedback (laya_session_feedback): a list taken from is reported with
- *    the index taken; a list shown and passed over (Esc, or typing on past
- *    it: pass_over has the rule) with -1, so the memory ranks it lower in
- *    that context next time.
- *  - Privacy: the content type is read on every key (IBus forwards it only
- *    when it changes). PASSWORD and PIN fields: nothing is shown, nothing
- *    recorded, no model call. The PRIVATE hint: nothing learned, nothing
- *    learned shown (private_field). Otherwise the line being typed is
- *    committed to the user's memory when it ends (Enter, a cursor jump,
- *    focus out, reset). Nothing typed is ever logged.
  *  - Suggestions are computed after the key's reply is sent (an idle
  *    callback), so the key reaches the application first; keys that arrive
  *    faster than suggestions are computed coalesce into one computation for
@@ -53,7 +64,7 @@
  *    computes ahead the search the next key needs if it types what the
  *    suggestions guessed (laya_session_prefetch), one guess a turn of the
  *    main loop: a key cancels what is left and waits for one search at
- *    most.
+ *    most. Nothing typed is ever logged.
  *  - Without a model, keys pass through and the reason is shown as
  *    auxiliary text at the caret on focus and on each key, until Esc.
  *
@@ -84,18 +95,19 @@ enum { MAX_CANDIDATES = SETTINGS_MAX_COUNT, MAX_RECORD = 4096 };
 typedef struct {
     IBusEngine parent;
     laya_session *session;     /* NULL when there is no model */
-    laya_decider *decider;     /* NULL when there is no model */
     GString *typed;            /* our record of the text before the cursor */
+    gboolean synced;           /* the session's context is the record's text */
     IBusLookupTable *table;
     char *cand[MAX_CANDIDATES];  /* shown suggestions (owned); cand[0] is the ghost */
+    int pick[MAX_CANDIDATES];    /* cand[i] is the view's list[pick[i]] (ACCEPT's index) */
     int n_cand;
     gboolean table_shown;      /* the lookup table is on screen */
+    gboolean note_shown;       /* a note's title is on screen (auxiliary text) */
     gboolean notice_off;       /* Esc dismissed the no-model notice until the next focus */
     gint loc[4];               /* the client's last cursor rectangle: x, y, w, h */
     guint idle_id;             /* pending suggestion computation, 0 if none */
     guint ahead_id;            /* pending laya_session_prefetch, 0 if none */
     gboolean typed_since;      /* keys typed or suggestions taken since the last commit */
-    gboolean spaced;           /* the last key accepted a suggestion that ends in a blank */
     gboolean surr_fresh;       /* the client sent its surrounding text since the focus came
                                   (set_surrounding_text); until then IBus still holds the
                                   last field's */
@@ -144,30 +156,79 @@ static IBusLayaEngineClass *class_of(IBusLayaEngine *e) {
     return (IBusLayaEngineClass *)G_OBJECT_GET_CLASS(e);
 }
 
-/* Milliseconds on the monotonic clock, for the decision. */
+/* Milliseconds on the monotonic clock (the prefetch's log). */
 static double now_ms(void) {
     return (double)g_get_monotonic_time() / 1000.0;
 }
 
-static void decide_event(IBusLayaEngine *e, laya_event kind) {
-    if (e->decider) laya_decide_event(e->decider, kind, now_ms());
-}
-
 static void ibus_laya_engine_init(IBusLayaEngine *e) {
     e->typed = g_string_new(NULL);
+    e->synced = TRUE;   /* both empty */
     e->table = ibus_lookup_table_new(MAX_CANDIDATES, 0, TRUE, TRUE);
     g_object_ref_sink(e->table);
     ibus_lookup_table_set_orientation(e->table, IBUS_ORIENTATION_VERTICAL);
     e->loc[0] = e->loc[1] = -1;
     const laya_model *m = class_of(e)->model;
-    if (m && (laya_session_new(m, &e->session) != LAYA_OK || laya_decider_new(&e->decider) != LAYA_OK)) {
-        laya_session_free(e->session);
-        e->session = NULL;
-        e->decider = NULL;
-    }
+    if (m && laya_session_new(m, &e->session) != LAYA_OK) e->session = NULL;
     if (e->session) laya_session_set_memory(e->session, class_of(e)->memory);
     if (e->session && class_of(e)->notes) laya_session_set_notes(e->session, class_of(e)->notes);
     if (e->session && class_of(e)->intent) laya_session_set_intent(e->session, class_of(e)->intent);
+}
+
+/* Suggestions are on: a model, and the settings say so. Off, the session
+ * hears only the events that end a line (learning goes on). */
+static gboolean suggesting(IBusLayaEngine *e) {
+    return e->session && class_of(e)->settings.v.enabled;
+}
+
+/* PASSWORD and PIN fields: no key of theirs reaches the library. */
+static gboolean silent_field(IBusEngine *ie) {
+    guint purpose = 0, hints = 0;
+    ibus_engine_get_content_type(ie, &purpose, &hints);
+    return purpose == IBUS_INPUT_PURPOSE_PASSWORD || purpose == IBUS_INPUT_PURPOSE_PIN;
+}
+
+/* The field, for the library's gate and spacing: read on every event, as
+ * IBus forwards the content type only when it changes. */
+static unsigned field_of(IBusEngine *ie) {
+    guint purpose = 0, hints = 0;
+    ibus_engine_get_content_type(ie, &purpose, &hints);
+    unsigned f = 0;
+    if (purpose == IBUS_INPUT_PURPOSE_PASSWORD || purpose == IBUS_INPUT_PURPOSE_PIN) f |= LAYA_FIELD_SECRET;
+    if (hints & IBUS_INPUT_HINT_PRIVATE) f |= LAYA_FIELD_PRIVATE;
+    if (!(ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT)) f |= LAYA_FIELD_NO_DELETE;
+    return f;
+}
+
+/* One event to the session, in with its field, k and time filled in; *v
+ * is its view (zeroed first, so a view the library did not fill has
+ * insert NULL). */
+static laya_status send_event(IBusLayaEngine *e, laya_input in, laya_view *v) {
+    memset(v, 0, sizeof *v);
+    const int count = class_of(e)->settings.v.count;
+    in.field = field_of((IBusEngine *)e);
+    in.k = CLAMP(count, 1, MAX_CANDIDATES);
+    in.t_ms = -1;
+    laya_status st = laya_session_event(e->session, &in, v);
+    /* the status only, never the text */
+    if (st != LAYA_OK) g_log("laya", G_LOG_LEVEL_DEBUG, "event %d: %s", (int)in.kind, laya_status_str(st));
+    return st;
+}
+
+static laya_status event(IBusLayaEngine *e, laya_input_kind kind, const char *text, size_t len, unsigned want,
+                         laya_view *v) {
+    return send_event(e, (laya_input){.kind = kind, .text = text, .len = len, .want = want}, v);
+}
+
+/* The session's context made the record's where it is not (after
+ * sync_context rewrote the record, or while the settings were off): the
+ * library judges the change (text added at the end passes the list over,
+ * any other change drops it). FALSE when the session refused it. */
+static gboolean in_step(IBusLayaEngine *e) {
+    if (e->synced) return TRUE;
+    laya_view v;
+    e->synced = event(e, LAYA_INPUT_CONTEXT, e->typed->str, e->typed->len, 0, &v) == LAYA_OK;
+    return e->synced;
 }
 
 static void clear_candidates(IBusLayaEngine *e) {
@@ -189,40 +250,66 @@ static void hide_ghost(IBusLayaEngine *e) {
                                               IBUS_ENGINE_PREEDIT_CLEAR);
 }
 
+static void hide_note(IBusLayaEngine *e) {
+    if (!e->note_shown) return;
+    e->note_shown = FALSE;
+    ibus_engine_hide_auxiliary_text((IBusEngine *)e);
+}
+
+/* The list and the note's title above it. */
 static void hide_table(IBusLayaEngine *e) {
+    hide_note(e);
     if (!e->table_shown) return;
     e->table_shown = FALSE;
     ibus_engine_hide_lookup_table((IBusEngine *)e);
 }
 
-/* Takes the ghost and the list off the screen. */
+/* Takes the ghost, the list and the note off the screen. */
 static void hide(IBusLayaEngine *e) {
     hide_ghost(e);
     hide_table(e);
 }
 
-/* Forgets the context: the cursor may be anywhere now. */
-static gboolean private_field(IBusEngine *ie);
-
-/* The line being typed (the record after its last line break) was really
- * typed: it is learned, unless the field is private or nothing was typed
- * since the last commit. */
-static void commit_line(IBusLayaEngine *e) {
-    laya_memory *m = class_of(e)->memory;
-    if (!m || !e->typed_since || private_field((IBusEngine *)e)) return;
-    e->typed_since = FALSE;
-    const char *nl = strrchr(e->typed->str, '\n');
-    const char *line = nl ? nl + 1 : e->typed->str;
-    size_t n = e->typed->len - (size_t)(line - e->typed->str);
-    if (n) laya_memory_commit(m, line, n, NULL, NULL, 0);
+/* Keeps s's last MAX_RECORD bytes or fewer, starting at a character
+ * boundary (a cut inside a character would hand the model a stray byte).
+ * A record over MAX_RECORD is cut to 3/4 of it, so that the front moves
+ * once every MAX_RECORD/4 bytes typed, not on every key: the session's
+ * context, which keeps its front, is given the cut record then (compute). */
+static void keep_tail(GString *s) {
+    if (s->len <= MAX_RECORD) return;
+    const uint8_t *u = (const uint8_t *)s->str;
+    size_t at = s->len - MAX_RECORD / 4 * 3;
+    /* Any character holding byte `at` starts at most 3 bytes before it. */
+    size_t i = at > 3 ? at - 3 : 0;
+    while (i < at) i = utf8_next(u, s->len, i);
+    g_string_erase(s, 0, (gssize)i);
 }
 
-static void forget(IBusLayaEngine *e) {
-    commit_line(e);
+/* The line being typed (the record after its last line break) ends: the
+ * session learns it (unless its gate forbids: a secret or private field, a
+ * password prompt before the cursor) and then knows nothing of where the
+ * cursor is. Enter types on past a list still shown: it is passed over
+ * (DISMISS, as the library asks of an Enter); anything else (a focus
+ * change, a reset, a key that may have moved the cursor) drops it
+ * unjudged: the typist went elsewhere. */
+static void forget(IBusLayaEngine *e, gboolean enter) {
     cancel_pending(e);
     hide(e);
+    if (e->session) {
+        laya_view v;
+        /* the gate reads the session's context */
+        if (suggesting(e) && in_step(e) && enter) event(e, LAYA_INPUT_DISMISS, NULL, 0, 0, &v);
+        const char *nl = strrchr(e->typed->str, '\n');
+        const char *line = nl ? nl + 1 : e->typed->str;
+        size_t n = e->typed->len - (size_t)(line - e->typed->str);
+        /* the reason names the store, never the text */
+        if (e->typed_since && n && event(e, LAYA_INPUT_COMMIT, line, n, 0, &v) != LAYA_OK && v.error)
+            g_warning("learning: %s", v.error);
+        event(e, LAYA_INPUT_FOCUS, "", 0, 0, &v);
+    }
+    e->typed_since = FALSE;
     g_string_truncate(e->typed, 0);
-    decide_event(e, LAYA_EVENT_JUMP);
+    e->synced = TRUE;
 }
 
 static void ibus_laya_engine_dispose(GObject *o) {
@@ -235,37 +322,9 @@ static void ibus_laya_engine_dispose(GObject *o) {
 
 static void ibus_laya_engine_finalize(GObject *o) {
     IBusLayaEngine *e = (IBusLayaEngine *)o;
-    laya_decider_free(e->decider);
     laya_session_free(e->session);
     g_string_free(e->typed, TRUE);
     G_OBJECT_CLASS(ibus_laya_engine_parent_class)->finalize(o);
-}
-
-/* Keeps s's last `keep` bytes or fewer, starting at a character boundary
- * (a cut inside a character would hand the model a stray byte). */
-static void keep_tail(GString *s, size_t keep) {
-    if (s->len <= keep) return;
-    const uint8_t *u = (const uint8_t *)s->str;
-    size_t at = s->len - keep;
-    /* Any character holding byte `at` starts at most 3 bytes before it. */
-    size_t i = at > 3 ? at - 3 : 0;
-    while (i < at) i = utf8_next(u, s->len, i);
-    g_string_erase(s, 0, (gssize)i);
-}
-
-/* PASSWORD and PIN fields get nothing from us. */
-static gboolean silent_field(IBusEngine *ie) {
-    guint purpose = 0, hints = 0;
-    ibus_engine_get_content_type(ie, &purpose, &hints);
-    return purpose == IBUS_INPUT_PURPOSE_PASSWORD || purpose == IBUS_INPUT_PURPOSE_PIN;
-}
-
-/* Fields we learn nothing from and show nothing learned in: the silent
- * ones and those with the PRIVATE hint (a browser's private window). */
-static gboolean private_field(IBusEngine *ie) {
-    guint purpose = 0, hints = 0;
-    ibus_engine_get_content_type(ie, &purpose, &hints);
-    return silent_field(ie) || (hints & IBUS_INPUT_HINT_PRIVATE);
 }
 
 /* Shows the no-model notice at the caret (auxiliary text: the panel draws
@@ -276,28 +335,18 @@ static void show_notice(IBusLayaEngine *e) {
     ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(notice), TRUE);
 }
 
-/* The title of the note most related to the sentence typed and the
- * intent (C10) when the head is confident ("send_email 0.93"), as
- * auxiliary text (the panel draws it above the candidates); hidden when
- * neither. The index is asked only when the sentence's terms change
- * (laya_session_notes); the head only when the stable tokens changed. */
-static void show_note(IBusLayaEngine *e) {
-    const laya_note *h = NULL;
-    int nh = 0;
-    if (!class_of(e)->notes || !e->session || !e->typed->len || laya_session_notes(e->session, 1, &h, &nh) != LAYA_OK)
-        nh = 0;
-    const char *iname = NULL;
-    float ip = 0;
-    if (class_of(e)->intent && e->session && e->typed->len) laya_session_intent(e->session, &iname, &ip);
-    if (nh || iname) {
-        GString *line = g_string_new(NULL);
-        if (nh) g_string_append_printf(line, "\u2192 %s", h[0].title);
-        if (iname) g_string_append_printf(line, "%s%s %.2f", nh ? "  \u00b7  " : "", iname, ip);
-        ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(line->str), TRUE);
-        g_string_free(line, TRUE);
-    } else if (class_of(e)->notes || class_of(e)->intent) {
-        ibus_engine_hide_auxiliary_text((IBusEngine *)e);
+/* The title of the note most related to the sentence typed, as auxiliary
+ * text (the panel draws it above the candidates); hidden when none. The
+ * index is asked only when the sentence's terms change (the library). */
+static void show_note(IBusLayaEngine *e, const laya_view *v) {
+    if (!v->n_notes) {
+        hide_note(e);
+        return;
     }
+    char *line = g_strdup_printf("\u2192 %s", v->notes[0].title);
+    ibus_engine_update_auxiliary_text((IBusEngine *)e, ibus_text_new_from_string(line), TRUE);
+    g_free(line);
+    e->note_shown = TRUE;
 }
 
 static void send_table(IBusLayaEngine *e) {
@@ -356,87 +405,73 @@ static gboolean prefetch(gpointer data) {
     return G_SOURCE_REMOVE;
 }
 
+/* The view for the record as it is now: the ghost, the list and the note. */
 static gboolean compute(gpointer data) {
     IBusLayaEngine *e = data;
     e->idle_id = 0;
     hide_ghost(e);
-    laya_suggestion out[MAX_CANDIDATES];
-    int n = 0;
-    const settings_values *v = &class_of(e)->settings.v;
-    if (e->session) laya_session_set_private(e->session, private_field((IBusEngine *)e));
-    gboolean asked = FALSE;   /* the model was asked about this context */
-    if (!e->session || !v->enabled || !e->typed->len || silent_field((IBusEngine *)e) ||
-        laya_session_set_context(e->session, e->typed->str, e->typed->len) != LAYA_OK ||
-        !(asked = laya_suggest(e->session, v->count, out, &n) == LAYA_OK) ||
-        laya_decide(e->decider, now_ms(), out, n, out, &n) != LAYA_OK)
-        n = 0;
-    int shown = 0;
-    for (int i = 0; i < n; i++)
-        if (out[i].len) {
-            e->cand[e->n_cand++] = g_strndup(out[i].text, out[i].len);
-            out[shown++] = out[i];
+    laya_view v = {0};
+    const unsigned want = LAYA_WANT_SUGGEST | LAYA_WANT_DECIDE | (class_of(e)->notes ? LAYA_WANT_NOTES : 0);
+    /* the model is asked about this context (not while off, not for an empty record) */
+    gboolean asked = FALSE;
+    if (suggesting(e) && e->typed->len) {
+        asked = event(e, LAYA_INPUT_CONTEXT, e->typed->str, e->typed->len, want, &v) == LAYA_OK;
+        /* a view not drawn is not judged: the next event drops it */
+        e->synced = asked;
+    }
+    for (int i = 0; asked && i < v.n; i++)
+        if (v.list[i].len) {
+            e->pick[e->n_cand] = i;
+            e->cand[e->n_cand++] = g_strndup(v.list[i].text, v.list[i].len);
         }
-    /* what is judged by feedback is what the list shows */
-    if (e->session) laya_session_shown(e->session, out, shown);
-    if (e->n_cand) show(e);
-    else hide_table(e);
-    show_note(e);
+    if (e->n_cand) {
+        show(e);
+        show_note(e, &v);
+    } else {
+        hide_table(e);
+    }
     /* after what is shown has gone out, and below every other event; only
-     * for a context the model was just asked about (not in a password
-     * field, not while off) */
-    if (asked && !e->ahead_id) e->ahead_id = g_idle_add_full(G_PRIORITY_LOW, prefetch, e, NULL);
+     * where the gate let the model be asked */
+    if (asked && v.gate != 2 && !e->ahead_id) e->ahead_id = g_idle_add_full(G_PRIORITY_LOW, prefetch, e, NULL);
     return G_SOURCE_REMOVE;
 }
 
-/* The list on screen was passed over: the decider and the memory are told
- * (the list is then judged; hide it or replace it after). Nothing when no
- * list is on screen: one the decision held back, one not computed yet (keys
- * faster than the idle callback), one already taken, dismissed or judged.
- *
- * Passed over: Esc, and the keys that type on past the list without taking
- * it: a character, Enter (the evaluation's typists type a line break like
- * any character) and Backspace. The rule is the one `laya eval
- * --feedback` measured and the feedback constants were chosen with
- * (src/eval/eval_type.c, step: every list shown and not taken gets -1,
- * whatever the typist's next key, a Backspace of the simulated typist
- * included), and the decider's (a character or Backspace after a shown list
- * counts as IGNORED): a front end that reported less would learn less than
- * the evaluation assumes. No reading-time rule either: the evaluation has
- * none (its typists judge every list they are shown), and time to read is
- * the decision's business: its burst floor holds back all but the likeliest
- * suggestions while the typist types faster than usual, and what it lets
- * through is judged like any list. Not a verdict: cursor movement,
- * Delete, Tab when it is not the accept key, shortcuts, focus changes and
- * resets (the typist went elsewhere, perhaps to take the text another way;
- * the decider calls these a jump). */
-static void pass_over(IBusLayaEngine *e) {
-    if (!e->n_cand) return;
-    decide_event(e, LAYA_EVENT_IGNORED);
-    laya_session_feedback(e->session, -1);
+/* Does to the client's text what a KEY's or ACCEPT's view says: erase
+ * v->erase bytes before the cursor (IBus counts characters), then commit
+ * v->insert; the record follows. */
+static void apply_view(IBusLayaEngine *e, const laya_view *v) {
+    IBusEngine *ie = (IBusEngine *)e;
+    size_t erase = MIN(v->erase, e->typed->len);
+    if (erase) {
+        glong chars = g_utf8_strlen(e->typed->str + e->typed->len - erase, (gssize)erase);
+        ibus_engine_delete_surrounding_text(ie, -(gint)chars, (guint)chars);
+        g_string_truncate(e->typed, e->typed->len - erase);
+    }
+    if (v->insert_len) {
+        char *text = g_strndup(v->insert, v->insert_len);
+        ibus_engine_commit_text(ie, ibus_text_new_from_string(text));
+        g_free(text);
+        g_string_append_len(e->typed, v->insert, (gssize)v->insert_len);
+    }
+    keep_tail(e->typed);
 }
 
 static gboolean is_enter(guint keyval) {
     return keyval == IBUS_KEY_Return || keyval == IBUS_KEY_KP_Enter || keyval == IBUS_KEY_ISO_Enter;
 }
 
+/* Takes shown suggestion i: the library says what to insert. */
 static void accept(IBusLayaEngine *e, int i) {
     if (i < 0 || i >= e->n_cand) return;
-    char *text = e->cand[i];
-    e->cand[i] = NULL;
+    const int index = e->pick[i];
     hide(e);
-    ibus_engine_commit_text((IBusEngine *)e, ibus_text_new_from_string(text));
-    g_string_append(e->typed, text);
-    keep_tail(e->typed, MAX_RECORD);
-    e->typed_since = TRUE;
-    e->spaced = text[0] && text[strlen(text) - 1] == ' ';
-    g_free(text);
-    /* Taken, and the text grew by more than a keystroke: no typing
-     * interval spans it. Then what may follow the accepted text. */
-    decide_event(e, LAYA_EVENT_ACCEPTED);
-    decide_event(e, LAYA_EVENT_JUMP);
-    /* taken: it ranks a little higher after this context next time */
-    laya_session_feedback(e->session, i);
     cancel_pending(e);
+    laya_view v;
+    send_event(e, (laya_input){.kind = LAYA_INPUT_ACCEPT, .index = index}, &v);
+    /* a store error after the rest was done leaves the view right */
+    if (v.insert) apply_view(e, &v);
+    else e->synced = FALSE;
+    e->typed_since = TRUE;
     e->idle_id = g_idle_add(compute, e);
 }
 
@@ -456,7 +491,8 @@ static gboolean record_extends(const GString *r, const char *s, size_t len) {
 
 /* Brings e->typed in line with the client's view of the text before the
  * cursor, where it has one. A client's surrounding text may lag by the
- * keys still in flight; a record that extends it is kept. */
+ * keys still in flight; a record that extends it is kept. A rewritten
+ * record is no longer the session's context (synced). */
 static void sync_context(IBusLayaEngine *e) {
     IBusEngine *ie = (IBusEngine *)e;
     if (!(ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) || !e->surr_fresh) return;
@@ -471,7 +507,50 @@ static void sync_context(IBusLayaEngine *e) {
     if (record_extends(e->typed, t->text, len)) return;
     g_string_truncate(e->typed, 0);
     g_string_append_len(e->typed, t->text, (gssize)len);
-    keep_tail(e->typed, MAX_RECORD);
+    keep_tail(e->typed);
+    e->synced = FALSE;
+}
+
+/* A character typed, key[0..n): TRUE when the engine applied what the
+ * library made of it (a blank absorbed after an accepted one, punctuation
+ * before that blank), FALSE when the key goes through to the client as it
+ * is. The ghost goes at once (it no longer follows the text); the list
+ * stays until this key's suggestions replace it. */
+static gboolean type_key(IBusLayaEngine *e, const char *key, size_t n) {
+    cancel_pending(e);
+    hide_ghost(e);
+    sync_context(e);
+    laya_view v = {0};
+    if (suggesting(e) && in_step(e)) event(e, LAYA_INPUT_KEY, key, n, 0, &v);
+    /* a store error after the rest was done leaves the view right */
+    gboolean ours = v.insert && !(v.erase == 0 && v.insert_len == n && !memcmp(v.insert, key, n));
+    if (ours) {
+        apply_view(e, &v);
+    } else {
+        g_string_append_len(e->typed, key, (gssize)n);
+        keep_tail(e->typed);
+        /* off, or refused: the next event sets the context first (in_step) */
+        if (!v.insert) e->synced = FALSE;
+    }
+    e->typed_since = TRUE;
+    e->idle_id = g_idle_add(compute, e);
+    return ours;
+}
+
+/* Backspace over the record's last character (the key goes through). */
+static void erase(IBusLayaEngine *e) {
+    hide_ghost(e);
+    laya_view v;
+    if (!suggesting(e) || !in_step(e) || event(e, LAYA_INPUT_ERASE, NULL, 0, 0, &v) != LAYA_OK) e->synced = FALSE;
+    g_string_truncate(e->typed, utf8_prev((const uint8_t *)e->typed->str, e->typed->len));
+    e->idle_id = g_idle_add(compute, e);
+}
+
+/* Esc: the list passed over, and everything off the screen. */
+static void dismiss(IBusLayaEngine *e) {
+    laya_view v;
+    event(e, LAYA_INPUT_DISMISS, NULL, 0, 0, &v);
+    hide(e);
 }
 
 static gboolean is_modifier(guint keyval) {
@@ -494,13 +573,11 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
     IBusLayaEngine *e = (IBusLayaEngine *)ie;
     if (state & IBUS_RELEASE_MASK) return FALSE;
     if (silent_field(ie)) {
-        forget(e);
+        forget(e, FALSE);
         return FALSE;
     }
     if (is_modifier(keyval)) return FALSE;
     guint mods = state & (IBUS_SHIFT_MASK | IBUS_CONTROL_MASK | IBUS_MOD1_MASK | IBUS_SUPER_MASK | IBUS_META_MASK);
-    const gboolean spaced = e->spaced;
-    e->spaced = FALSE;
     if (!e->session) {
         if (keyval == IBUS_KEY_Escape && !e->notice_off) {
             e->notice_off = TRUE;
@@ -516,8 +593,7 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
             return TRUE;
         }
         if (keyval == IBUS_KEY_Escape && !mods) {
-            pass_over(e);
-            hide(e);
+            dismiss(e);
             return TRUE;
         }
         if (mods == IBUS_MOD1_MASK && keyval >= IBUS_KEY_1 && keyval < IBUS_KEY_1 + (guint)e->n_cand) {
@@ -527,49 +603,14 @@ static gboolean process_key_event(IBusEngine *ie, guint keyval, guint keycode, g
     }
     gunichar c = ibus_keyval_to_unicode(keyval);
     if (c >= 0x20 && c != 0x7f && !(mods & ~IBUS_SHIFT_MASK)) {
-        /* Typed on past the list. The ghost goes at once (it no longer
-         * follows the text); the list stays until this key's suggestions
-         * replace it. */
-        pass_over(e);
-        cancel_pending(e);
-        hide_ghost(e);
-        /* A suggestion brought the blank after its word; punctuation typed
-         * next goes before it, as on a phone's keyboard: "help " + "." is
-         * "help. ". Only where the client lets us delete what we typed. */
-        const gboolean before_blank = spaced && laya_goes_before_blank(c) &&
-                                      (ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) && e->typed->len &&
-                                      e->typed->str[e->typed->len - 1] == ' ';
-        if (before_blank) {
-            char p[3] = {(char)c, ' ', 0};
-            ibus_engine_delete_surrounding_text(ie, -1, 1);
-            ibus_engine_commit_text(ie, ibus_text_new_from_string(p));
-            g_string_truncate(e->typed, e->typed->len - 1);
-            g_string_append(e->typed, p);
-        } else {
-            sync_context(e);
-            g_string_append_unichar(e->typed, c);
-        }
-        keep_tail(e->typed, MAX_RECORD);
-        e->typed_since = TRUE;
-        decide_event(e, LAYA_EVENT_CHAR);
-        e->idle_id = g_idle_add(compute, e);
-        return before_blank;   /* the punctuation is ours; any other key the client's */
+        char key[6];
+        return type_key(e, key, (size_t)g_unichar_to_utf8(c, key));
     }
     /* Any other key may move the cursor or edit in ways we cannot follow:
-     * Backspace we can, the rest makes us re-read the context. */
+     * Backspace we can, the rest ends the line. */
     cancel_pending(e);
-    if (keyval == IBUS_KEY_BackSpace && !mods && e->typed->len) {
-        pass_over(e);
-        hide_ghost(e);
-        size_t prev = utf8_prev((const uint8_t *)e->typed->str, e->typed->len);
-        g_string_truncate(e->typed, prev);
-        decide_event(e, LAYA_EVENT_BACKSPACE);
-        e->idle_id = g_idle_add(compute, e);
-    } else {
-        /* Enter ends the line without the suggestion: passed over. */
-        if (is_enter(keyval) && !(mods & ~IBUS_SHIFT_MASK)) pass_over(e);
-        forget(e);
-    }
+    if (keyval == IBUS_KEY_BackSpace && !mods && e->typed->len) erase(e);
+    else forget(e, is_enter(keyval) && !(mods & ~IBUS_SHIFT_MASK));
     return FALSE;
 }
 
@@ -613,7 +654,7 @@ static void property_activate(IBusEngine *ie, const gchar *name, guint state) {
 
 static void focus_in(IBusEngine *ie) {
     IBusLayaEngine *e = (IBusLayaEngine *)ie;
-    forget(e);
+    forget(e, FALSE);
     e->surr_fresh = FALSE;
     refresh_settings(e);
     ibus_engine_register_properties(ie, class_of(e)->props);
@@ -622,11 +663,11 @@ static void focus_in(IBusEngine *ie) {
 }
 
 static void focus_out(IBusEngine *ie) {
-    forget((IBusLayaEngine *)ie);
+    forget((IBusLayaEngine *)ie, FALSE);
 }
 
 static void reset(IBusEngine *ie) {
-    forget((IBusLayaEngine *)ie);
+    forget((IBusLayaEngine *)ie, FALSE);
 }
 
 static void enable(IBusEngine *ie) {
@@ -637,7 +678,7 @@ static void enable(IBusEngine *ie) {
 }
 
 static void disable(IBusEngine *ie) {
-    forget((IBusLayaEngine *)ie);
+    forget((IBusLayaEngine *)ie, FALSE);
 }
 
 static void ibus_laya_engine_class_init(IBusLayaEngineClass *k) {

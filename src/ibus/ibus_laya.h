@@ -30,8 +30,9 @@ void ibus_laya_set_memory(laya_memory *m);
  * With one, the title of the note most related to the sentence typed is
  * shown as auxiliary text. Call before the factory creates engines. */
 void ibus_laya_set_notes(laya_notes *n);
-/* The intent head (borrowed: it outlives every engine), NULL: none. The
- * confident intent joins the auxiliary text ("send_email 0.93"). */
+/* The intent head (borrowed: it outlives every engine), NULL: none. It is
+ * attached to every engine's session; the engine does not show it (its
+ * label is no title for the list: issue 39). */
 void ibus_laya_set_intent(const laya_intent *h);
 
 #endif
