@@ -16,11 +16,12 @@
  *    the engine erases and commits what the view says (it may be nothing: an
  *    absorbed blank) and consumes the key. Backspace: ERASE. The accept key,
  *    Alt+N, a click: ACCEPT, whose text is committed. Esc: DISMISS. A line
- *    ends (forget: Enter, a focus change, a reset, any other key, which may
- *    have moved the cursor): COMMIT of the line, which judges no list
- *    (Enter passes it over with a DISMISS first; the rest drop it), then
- *    FOCUS on an empty text: where the cursor is now is not known until
- *    the next key. The field of every event comes from the
+ *    ends (forget: Enter, a focus change, any other key, which may have
+ *    moved the cursor): COMMIT of the line, which judges no list (Enter
+ *    passes it over with a DISMISS first; the rest drop it), then FOCUS on
+ *    an empty text: where the cursor is now is not known until the next
+ *    key. A reset ends no line (see reset()): FOCUS on the record drops the
+ *    list unjudged. The field of every event comes from the
  *    content type (PASSWORD or PIN purpose: LAYA_FIELD_SECRET; the PRIVATE
  *    hint: LAYA_FIELD_PRIVATE) and the client's capabilities (without
  *    surrounding text the engine cannot delete: LAYA_FIELD_NO_DELETE).
@@ -290,8 +291,8 @@ static void keep_tail(GString *s) {
  * password prompt before the cursor) and then knows nothing of where the
  * cursor is. Enter types on past a list still shown: it is passed over
  * (DISMISS, as the library asks of an Enter); anything else (a focus
- * change, a reset, a key that may have moved the cursor) drops it
- * unjudged: the typist went elsewhere. */
+ * change, a key that may have moved the cursor) drops it unjudged: the
+ * typist went elsewhere. */
 static void forget(IBusLayaEngine *e, gboolean enter) {
     cancel_pending(e);
     hide(e);
@@ -666,8 +667,23 @@ static void focus_out(IBusEngine *ie) {
     forget((IBusLayaEngine *)ie, FALSE);
 }
 
+/* The client changed the text or the cursor itself: a click, an edit of
+ * its own, and GTK after a Backspace over a pre-edit (our ghost). That
+ * ends no line: a line committed here would be learned half-erased (the
+ * name being erased, "Hi Zorblat"). Where the client has surrounding text
+ * the next key reads where the cursor is (sync_context) and the line is
+ * committed when it ends; without, the record is unknown from here and
+ * what was typed before is not learned. The list is dropped unjudged. */
 static void reset(IBusEngine *ie) {
-    forget((IBusLayaEngine *)ie, FALSE);
+    IBusLayaEngine *e = (IBusLayaEngine *)ie;
+    cancel_pending(e);
+    hide(e);
+    if (!(ie->client_capabilities & IBUS_CAP_SURROUNDING_TEXT) || !e->surr_fresh) {
+        g_string_truncate(e->typed, 0);
+        e->typed_since = FALSE;
+    }
+    laya_view v;
+    e->synced = suggesting(e) && event(e, LAYA_INPUT_FOCUS, e->typed->str, e->typed->len, 0, &v) == LAYA_OK;
 }
 
 static void enable(IBusEngine *ie) {

@@ -366,6 +366,36 @@ ok = wait_for(lambda: feedback(g_enter)[0] > before[0] + 0.9, 5)
 result("feedback: Enter passes the shown list over", same_word(g_enter) and ok,
        (g_enter, before, feedback(g_enter)))
 
+# --- a name typed and erased leaves no byte on disk ------------------------------------
+# The lists shown while it is typed are passed over (feedback, keyed by the
+# text before the cursor), but the name is in no committed line: none of it
+# may reach memory.db, its -wal or -shm. Checked again once the engine has
+# ended (it closes the memory then).
+NAME = "Zorblatt"
+store = os.path.join(os.environ["XDG_DATA_HOME"], "laya", "memory.db")
+
+
+def on_disk(needle):
+    """The store's files (memory.db, -wal, -shm) that hold needle's bytes."""
+    b = needle.encode()
+    return [p for p in (store, store + "-wal", store + "-shm")
+            if os.path.exists(p) and b in open(p, "rb").read()]
+
+
+cmd("focus name")
+time.sleep(0.3)
+sh("xdotool", "type", "--delay", "120", "Hi " + NAME)
+typed_name = wait_for(lambda: text_of("name") == "Hi " + NAME, 5)
+# lists were shown (and passed over) while it was typed
+g_name = [g for g in cmd("dump")["name"]["preedits"] if g]
+sh("xdotool", "key", "--delay", "120", *["BackSpace"] * len(NAME))
+erased = wait_for(lambda: text_of("name") == "Hi ", 5)
+cmd("focus plain")   # the field's line, "Hi ", is committed here
+time.sleep(1)
+result("a name typed and erased: no byte of it in memory.db, -wal or -shm",
+       typed_name and erased and g_name and os.path.exists(store) and not on_disk(NAME[:4]),
+       (text_of("name"), g_name, on_disk(NAME[:4])))
+
 # --- each field's line is committed as it was typed there --------------------------
 # Every field above started empty and got EN first: a commit that holds EN
 # twice began with the last field's surrounding text, which IBus keeps

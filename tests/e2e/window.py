@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/e2e/window.py - the GTK3 window the IBus end-to-end test types into.
 
-Entries: "plain", "plain2", "num", "zh", "set1", "set2", "move", "enter"
-(normal text) and "password"
+Entries: "plain", "plain2", "num", "zh", "set1", "set2", "move", "enter",
+"name" (normal text) and "password"
 (input purpose PASSWORD, visible text: GTK3 never hands hidden-text
 password entries to IBus, so only a visible one tests the engine's own
 privacy rule). Every pre-edit string an entry shows is recorded. Commands
@@ -24,7 +24,7 @@ import gi
 gi.require_version("Gtk", "3.0")
 from gi.repository import GLib, Gtk, Pango  # noqa: E402
 
-NAMES = ("plain", "password", "plain2", "num", "zh", "set1", "set2", "move", "enter")
+NAMES = ("plain", "password", "plain2", "num", "zh", "set1", "set2", "move", "enter", "name")
 win = Gtk.Window(title="laya-e2e")
 win.set_default_size(640, 200)
 box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=8)
