@@ -7,8 +7,10 @@ PREFIX holds a fresh `make install-ibus` (its component in
 PREFIX/share/ibus/component, which ibus-daemon is pointed at with
 IBUS_COMPONENT_PATH as the README says for a private prefix); MODEL is the
 model the engine is given (LAYA_MODEL). What the engine must show is asked
-of `laya serve --stdio` on the same model, with the decision on. Prints
-ok/FAIL lines and "N passed, N failed"."""
+of `laya serve --stdio` on the same model, with the decision on. The
+intent, notes and password-prompt checks use the shipped model
+(models/default.safetensors, its intent head beside it), whatever MODEL is.
+Prints ok/FAIL lines and "N passed, N failed"."""
 import json
 import multiprocessing
 import os

@@ -7,6 +7,8 @@
 # every check). Ends with "N passed, N failed".
 # MODEL=path: the model the engine is given (default: a tiny one trained
 # here on a fixture text, so the checks do not move with the shipped model).
+# The intent, notes and password-prompt checks use the shipped model
+# (models/default.safetensors and its intent head) whatever MODEL is.
 # SHOT=path saves the screenshot of the ghost text (default $BUILD/e2e/ibus-ghost.png).
 # TEXT=... the English text typed (default "Best re"). The README's picture:
 #   MODEL=models/default.safetensors TEXT="Could you please send me the" SHOT=docs/ibus-ghost.png sh tests/e2e/ibus.sh
