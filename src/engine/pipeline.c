@@ -136,6 +136,24 @@ static laya_status note_context(engine_pipe *p, const char *t, size_t n) {
     return LAYA_OK;
 }
 
+/* Notes a[0..na) + b[0..nb) as the context for later; a may be the noted
+ * context itself (then only b is appended). */
+static laya_status note_joined(engine_pipe *p, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+    size_t n = na + nb;
+    const int self = a == p->pend;
+    if (n > p->pend_cap) {
+        uint8_t *x = realloc(p->pend, n);
+        if (!x) return LAYA_ERR_NOMEM;
+        p->pend = x;
+        p->pend_cap = n;
+    }
+    if (na && !self) memcpy(p->pend, a, na);
+    if (nb) memcpy(p->pend + na, b, nb);
+    p->pend_len = n;
+    p->pend_on = 1;
+    return LAYA_OK;
+}
+
 /* The engine reads the noted context, if any. */
 static laya_status read_noted(laya_session *s, engine_pipe *p) {
     if (!p->pend_on) return LAYA_OK;
@@ -297,14 +315,17 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         v->changed = !same_text(in->text, in->len, c0, len0);
         return late;
     }
-    /* A new context replaces the noted one; any other event reads it. */
+    /* A new context replaces the noted one; KEY and ERASE read it (they
+     * edit the engine's text); the rest leave it noted until something is
+     * wanted (below), so a protocol client's accept and commit between two
+     * contexts read no text the client never had. */
     const int echo = in->kind == LAYA_INPUT_CONTEXT && same_text(in->text, in->len, c0, len0);
     if (in->kind == LAYA_INPUT_CONTEXT || in->kind == LAYA_INPUT_FOCUS) {
         if (echo) p->spaced = spaced;   /* a front end's echo of the text it was given */
         else if (in->kind == LAYA_INPUT_CONTEXT && typed_on(c0, len0, (const uint8_t *)in->text, in->len))
             late = passed_over(s, p, in, t);
         p->pend_on = 0;
-    } else if ((st = read_noted(s, p)) != LAYA_OK) {
+    } else if ((in->kind == LAYA_INPUT_KEY || in->kind == LAYA_INPUT_ERASE) && (st = read_noted(s, p)) != LAYA_OK) {
         return st;
     }
 
@@ -336,7 +357,10 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         late = verdict(s, p, in->index, t);
         v->insert = (const char *)p->ins;
         v->insert_len = n;
-        st = edit(s, s->len, p->ins, n);
+        /* noted, not read: the next event reads it (a KEY, a SHOW) or
+         * replaces it (the client's next context, which the engine then
+         * reads once) */
+        st = p->pend_on ? note_joined(p, p->pend, p->pend_len, p->ins, n) : note_joined(p, s->ctx, s->len, p->ins, n);
         p->spaced = n > 0 && p->ins[n - 1] == ' ';
         break;
     }
@@ -346,7 +370,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
     case LAYA_INPUT_COMMIT:
         /* learning, not a key: the list shown is not judged (a front end
          * whose Enter ends the line passes it over with DISMISS first) */
-        if (in->len && s->memory && engine_gate(s) == ENGINE_GATE_OPEN) {
+        if (in->len && s->memory && engine_gate_at(s, c0, len0) == ENGINE_GATE_OPEN) {
             p->err[0] = 0;
             late = laya_memory_commit(s->memory, in->text, in->len, &v->learned, p->err, sizeof p->err);
             if (late != LAYA_OK) v->error = p->err[0] ? p->err : laya_status_str(late);
@@ -367,8 +391,12 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
      * feedback comes before the client's next context) */
     if (p->d && in->kind != LAYA_INPUT_ACCEPT) decide_track_context(p->d, (const char *)s->ctx, s->len, t);
 
-    /* What to show. */
-    const int gate = engine_gate(s);
+    /* What to show, for the context as it now is (an accepted text noted
+     * above is read when something is wanted at once). */
+    if (in->want && (st = read_noted(s, p)) != LAYA_OK) return st;
+    size_t cl;
+    const uint8_t *cn = context_now(s, p, &cl);
+    const int gate = engine_gate_at(s, cn, cl);
     v->gate = gate;
     if (gate == ENGINE_GATE_SECRET || in->kind == LAYA_INPUT_DISMISS || !(in->want & LAYA_WANT_SUGGEST)) {
         /* nothing on screen now: nothing to judge later */

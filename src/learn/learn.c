@@ -152,18 +152,21 @@ static laya_status fb_flush_within(laya_memory *m, const uint8_t *text, size_t l
     if (!n && !events) return LAYA_OK;
     learn_store_fb_result *r = &m->fb_write;
     laya_status st = learn_store_fb_write(m->store, rows, n, events, m->generation, r, err, errlen);
-    learn_fb_pending_done(m->fb, n);
-    if (st != LAYA_OK) return st;
-    if (r->refused == LEARN_STORE_FB_INCOGNITO) m->incognito = 1;
-    if (r->refused == LEARN_STORE_FB_FORGOTTEN) m->stale = 1;
-    if (!r->written) return LAYA_OK;
-    for (int i = 0; i < r->written; i++)
-        learn_fb_put(m->fb, rows[i].key, (size_t)rows[i].klen, rows[i].text, (size_t)rows[i].tlen, r->ign[i],
-                     r->acc[i], r->clock_after);
-    if (r->clock_before == m->fb_seen) m->fb_seen = r->clock_after;
-    learn_fb_set_base(m->fb, r->clock_after);
-    m->version++;
-    return LAYA_OK;
+    learn_fb_pending_taken(m->fb, n);
+    if (st == LAYA_OK && r->refused == LEARN_STORE_FB_INCOGNITO) m->incognito = 1;
+    if (st == LAYA_OK && r->refused == LEARN_STORE_FB_FORGOTTEN) m->stale = 1;
+    if (st == LAYA_OK && r->written) {
+        /* the rows written take the store's counts (rows[0..written) are
+         * still the changes written: dropped from the list only below) */
+        for (int i = 0; i < r->written; i++)
+            learn_fb_put(m->fb, rows[i].key, (size_t)rows[i].klen, rows[i].text, (size_t)rows[i].tlen, r->ign[i],
+                         r->acc[i], r->clock_after);
+        if (r->clock_before == m->fb_seen) m->fb_seen = r->clock_after;
+        learn_fb_set_base(m->fb, r->clock_after);
+        m->version++;
+    }
+    learn_fb_pending_drop(m->fb, n);
+    return st;
 }
 
 static laya_status fb_flush(laya_memory *m, char *err, size_t errlen) { return fb_flush_within(m, NULL, 0, err, errlen); }

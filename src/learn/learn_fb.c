@@ -242,7 +242,8 @@ int learn_fb_pending_within(learn_fb *f, const uint8_t *text, size_t len) {
     int w = 0;
     for (int i = 0; i < f->npend; i++) {
         const learn_fb_change *c = &f->pend[i];
-        if (!c->klen || !memmem(text, len, c->key, (size_t)c->klen)) continue;
+        /* an empty key (a list at a line's start) holds nothing typed */
+        if (c->klen && !memmem(text, len, c->key, (size_t)c->klen)) continue;
         if (i != w) {
             learn_fb_change x = f->pend[w];
             f->pend[w] = f->pend[i];
@@ -259,13 +260,19 @@ int learn_fb_pending_within(learn_fb *f, const uint8_t *text, size_t len) {
     return w;
 }
 
-void learn_fb_pending_done(learn_fb *f, int n) {
+void learn_fb_pending_taken(learn_fb *f, int n) {
     if (n > f->npend) n = f->npend;
     for (int i = 0; i < n; i++) {
         const learn_fb_change *p = &f->pend[i];
         int r = find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
         if (r >= 0) f->rows[r].pend = -1;
     }
+    f->base += f->events;
+    f->events = 0;
+}
+
+void learn_fb_pending_drop(learn_fb *f, int n) {
+    if (n > f->npend) n = f->npend;
     memmove(f->pend, f->pend + n, (size_t)(f->npend - n) * sizeof *f->pend);
     f->npend -= n;
     for (int i = 0; i < f->npend; i++) {
@@ -273,8 +280,6 @@ void learn_fb_pending_done(learn_fb *f, int n) {
         int r = find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
         if (r >= 0) f->rows[r].pend = i;
     }
-    f->base += f->events;
-    f->events = 0;
 }
 
 void learn_fb_pending_clear(learn_fb *f) {

@@ -57,7 +57,8 @@ enum {
     LEARN_FB_KEY_MAX = 128,          /* bytes of a key (longer: its last bytes, at a character start) */
     LEARN_FB_TEXT_MAX = LAYA_MAX_SUGGESTION,
     LEARN_FB_DEFAULT_CAP = 32768,    /* rows, in memory and in the store */
-    LEARN_FB_PENDING = 256           /* rows changed since the store last took them */
+    LEARN_FB_PENDING = 1024          /* rows changed since the store last took them: a line of
+                                        ~340 keystrokes with three suggestions passed over each */
 };
 
 #define LEARN_FB_HALF_LIFE 2000.0    /* events */
@@ -125,13 +126,17 @@ void learn_fb_set_base(learn_fb *f, int64_t base);
 void learn_fb_pending(const learn_fb *f, const learn_fb_change **rows, int *n, int *events);
 /* The store took the pending changes (or they were dropped): forgets them. */
 void learn_fb_pending_clear(learn_fb *f);
-/* Privacy (docs/DESIGN.md, "Privacy"): only feedback whose key occurs in
- * committed text may reach the store. Moves the pending changes whose key
- * occurs in text[0..len) (byte for byte) to the front and returns how many;
- * learn_fb_pending_done(f, n) then forgets the first n (the store took
- * them) and the events counted so far (their clock went with them), and
- * keeps the rest pending, in memory only. */
+/* Privacy (docs/DESIGN.md, "The keystroke pipeline"): only feedback whose
+ * key occurs in committed text may reach the store. Moves the pending
+ * changes whose key occurs in text[0..len) (byte for byte) to the front and
+ * returns how many. When the store took the first n:
+ * learn_fb_pending_taken(f, n) makes their rows no longer pending and
+ * forgets the events counted so far (their clock went with them; the
+ * changes stay readable in the list, for learn_fb_put), then
+ * learn_fb_pending_drop(f, n) removes them from the list, keeping the rest
+ * pending, in memory only. */
 int learn_fb_pending_within(learn_fb *f, const uint8_t *text, size_t len);
-void learn_fb_pending_done(learn_fb *f, int n);
+void learn_fb_pending_taken(learn_fb *f, int n);
+void learn_fb_pending_drop(learn_fb *f, int n);
 
 #endif
