@@ -215,7 +215,6 @@ void Addon::load_model() {
     }
     if (path == model_path_ && (model_ || !model_error_.empty())) return;
     drop_sessions();
-    intent_.reset();
     model_.reset();
     model_path_ = path;
     model_error_.clear();
@@ -231,20 +230,6 @@ void Addon::load_model() {
         return;
     }
     LAYA_LOG(Info) << "model " << path;
-    /* MODEL.intent.safetensors beside it, where there is one: a refused
-     * head costs the intent, not typing. */
-    std::string ipath = path;
-    const std::string ext = ".safetensors";
-    if (ipath.size() > ext.size() && ipath.compare(ipath.size() - ext.size(), ext.size(), ext) == 0)
-        ipath.resize(ipath.size() - ext.size());
-    ipath += ".intent.safetensors";
-    laya_intent *h = nullptr;
-    if (access(ipath.c_str(), F_OK) == 0) {
-        if (laya_intent_load(ipath.c_str(), model_.get(), nullptr, &h, err, sizeof err) == LAYA_OK)
-            intent_.reset(h);
-        else
-            LAYA_LOG(Warn) << "intent is off: " << err;
-    }
 }
 
 void Addon::drop_sessions() {
@@ -315,7 +300,6 @@ bool Addon::send(fcitx::InputContext *ic, State *st, laya_input in, laya_view *v
             return false;
         }
         laya_session_set_memory(st->session, memory_.get());
-        laya_session_set_intent(st->session, intent_.get());
         laya_session_set_notes(st->session, notes_.get());
     }
     st->field = field_of(ic);
@@ -579,7 +563,6 @@ void Addon::compute(fcitx::InputContext *ic) {
     const bool want = !ctx.empty() && ic->inputPanel().empty();
     if (want) {
         in.want = LAYA_WANT_SUGGEST | LAYA_WANT_DECIDE;
-        if (intent_) in.want |= LAYA_WANT_INTENT;
         if (notes_) in.want |= LAYA_WANT_NOTES;
         in.k = settings_.v.count;
     }
@@ -630,16 +613,13 @@ void Addon::show(fcitx::InputContext *ic, State *st, const laya_view &v) {
     st->ours = list.get();
     auto &panel = ic->inputPanel();
     /* Beside the name, the title of the note most related to the sentence
-     * (C11) and the confident intent (C10): "Laya · → Dentist · send_email 0.93". */
+     * (C11): "Laya · → Dentist". The intent head's label is never shown
+     * with the list (as in the IBus engine: issue 39): a front end that acts
+     * on an intent asks the daemon for it. */
     std::string aux = AUX;
     if (v.n_notes > 0) {
         aux += " \u00b7 \u2192 ";
         aux += v.notes[0].title;
-    }
-    if (v.intent) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, " \u00b7 %s %.2f", v.intent, static_cast<double>(v.intent_p));
-        aux += buf;
     }
     panel.setAuxUp(fcitx::Text(aux));
     panel.setCandidateList(std::move(list));

@@ -161,9 +161,6 @@ private:
     struct MemoryFree {
         void operator()(laya_memory *m) const { laya_memory_free(m); }
     };
-    struct IntentFree {
-        void operator()(laya_intent *h) const { laya_intent_free(h); }
-    };
     struct NotesFree {
         void operator()(laya_notes *n) const { laya_notes_free(n); }
     };
@@ -171,9 +168,6 @@ private:
     fcitx::Instance *instance_;
     LayaConfig config_;
     std::unique_ptr<laya_model, ModelFree> model_;   /* NULL: none loaded (model_error_ says why) */
-    /* The intent head beside the model (C10), NULL: none; after model_ so
-     * that it goes first, and before factory_ (the sessions that borrow it). */
-    std::unique_ptr<laya_intent, IntentFree> intent_;
     std::unique_ptr<laya_memory, MemoryFree> memory_;   /* the user's memory; NULL: no learning */
     /* The user's notes index (C11) where `laya notes index` made one, NULL:
      * none; before factory_ (the sessions borrow it). */
