@@ -281,7 +281,7 @@ TEST(engine_cache_is_trusted_as_it_fills) {
     char x[512];
     type_chars(s, "谢谢你的帮", x, sizeof x);
     CHECKF(!strstr(x, "你的"), "after 谢谢你的帮 typed: '%s'", x);
-    const int64_t n = s->cur.st.n - 1;
+    const int64_t n = s->cx.cur.st.n - 1;
     CHECKF(n > 0 && n < 8 && fabs(engine_nc_trust(s) - (double)n / (n + ENGINE_NC_RAMP)) < 1e-12,
            "%lld positions, trust %f", (long long)n, engine_nc_trust(s));
     /* a long text: the window's 512 positions, never more */
@@ -290,7 +290,7 @@ TEST(engine_cache_is_trusted_as_it_fills) {
     longt[0] = 0;
     for (int i = 0; i < 200; i++) strcat(longt, "The report is late again. ");
     suggest(s, longt, x, sizeof x);
-    CHECKF(s->cur.st.n - 1 > ENGINE_NC_SIZE, "%lld tokens", (long long)s->cur.st.n);
+    CHECKF(s->cx.cur.st.n - 1 > ENGINE_NC_SIZE, "%lld tokens", (long long)s->cx.cur.st.n);
     CHECK(fabs(engine_nc_trust(s) - (double)ENGINE_NC_SIZE / (ENGINE_NC_SIZE + ENGINE_NC_RAMP)) < 1e-12);
     free(longt);
     laya_session_free(s);

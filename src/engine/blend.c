@@ -53,14 +53,14 @@ _Static_assert((int)LEARN_MAX_CAND <= (int)PRIOR_MAX_CAND && (int)PRIOR_MAX_WORD
  * (out of memory: the search goes on without it). */
 static int sync_typed(laya_session *s) {
     if (!s->cix && learn_index_new(ENGINE_WINDOW + 4096, &s->cix) != LAYA_OK) return -1;
-    size_t end = learn_index_complete(s->ctx, s->len);
+    size_t end = learn_index_complete(s->cx.ctx, s->cx.len);
     if (s->cix_end == SIZE_MAX || s->cix_end > end) {
         learn_index_clear(s->cix);
-        size_t from = s->len > ENGINE_WINDOW ? s->len - ENGINE_WINDOW : 0;
-        while (from > 0 && from < end && s->ctx[from - 1] != '\n' && s->ctx[from - 1] != ' ') from++;
+        size_t from = s->cx.len > ENGINE_WINDOW ? s->cx.len - ENGINE_WINDOW : 0;
+        while (from > 0 && from < end && s->cx.ctx[from - 1] != '\n' && s->cx.ctx[from - 1] != ' ') from++;
         s->cix_end = from < end ? from : end;
     }
-    if (end > s->cix_end && learn_index_append(s->cix, s->ctx + s->cix_end, end - s->cix_end) != LAYA_OK) {
+    if (end > s->cix_end && learn_index_append(s->cix, s->cx.ctx + s->cix_end, end - s->cix_end) != LAYA_OK) {
         s->cix_end = SIZE_MAX;
         return -1;
     }
@@ -126,12 +126,12 @@ static int likely_typo(const laya_session *s, const learn_cand *m, double p_mem)
 static int junk_word(laya_session *s, const learn_cand *m) {
     if (m->count > 1 || !m->word_end || m->in_doc) return 0;
     /* the whole word: the partial word typed, then the completion */
-    size_t ps = learn_index_complete(s->ctx, s->len);
+    size_t ps = learn_index_complete(s->cx.ctx, s->cx.len);
     uint8_t w[1 + 64 + ENGINE_MAX_GEN];
-    size_t n = 0, pl = s->len - ps;
+    size_t n = 0, pl = s->cx.len - ps;
     if (pl > 64) return 0;
     w[n++] = ' ';
-    memcpy(w + n, s->ctx + ps, pl), n += pl;
+    memcpy(w + n, s->cx.ctx + ps, pl), n += pl;
     int ml = m->len;
     while (ml > 0 && m->text[ml - 1] == ' ') ml--;
     memcpy(w + n, m->text, (size_t)ml), n += (size_t)ml;
@@ -252,7 +252,7 @@ static double fb_factor(const learn_fb *fb, uint64_t kh, const uint8_t *text, in
 static void apply_feedback(laya_session *s, const learn_fb *fb, learn_result *r) {
     if (!learn_fb_rows(fb)) return;
     size_t kl;
-    const uint8_t *key = learn_fb_key(s->ctx, s->len, &kl);
+    const uint8_t *key = learn_fb_key(s->cx.ctx, s->cx.len, &kl);
     uint64_t kh = learn_fb_key_hash(key, kl);
     for (int i = 0; i < s->n_cand; i++) {
         candidate *c = &s->cand[i];
@@ -321,11 +321,11 @@ void engine_blend_memory(laya_session *s, int k) {
         incognito = learn_memory_incognito(mem);
     }
     if (!incognito && sync_typed(s) == 0) {
-        learn_index_query(s->cix, s->ctx, s->len, s->learn_kappa, &r);
+        learn_index_query(s->cix, s->cx.ctx, s->cx.len, s->learn_kappa, &r);
         for (int j = 0; j < r.n; j++) r.c[j].in_doc = 1;
     }
     if (hist) {
-        learn_index_query(hist, s->ctx, s->len, s->learn_kappa * HISTORY_KAPPA, &h);
+        learn_index_query(hist, s->cx.ctx, s->cx.len, s->learn_kappa * HISTORY_KAPPA, &h);
         merge(&r, &h);
     }
     if (mem) {
@@ -362,7 +362,7 @@ void engine_blend_prior(laya_session *s) {
     double w = s->ec.prior_weight;
     if (p->nw == 0 || w <= 0) return;
     prior_cand pc[PRIOR_MAX_CAND];
-    int n = prior_query(p, s->ctx, s->len, pc, (int)LEARN_MAX_CAND);
+    int n = prior_query(p, s->cx.ctx, s->cx.len, pc, (int)LEARN_MAX_CAND);
     if (n == 0) return;
     double odds = w < 1 ? w / (1 - w) : 1;
     if (w >= 1)

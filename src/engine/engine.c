@@ -1,25 +1,16 @@
-/* engine.c - implements include/laya.h: models, sessions, contexts and
- * checkpoints. The suggestion search is in suggest.c.
+/* engine.c - implements include/laya.h: models and sessions. A session is
+ * the components session.h lists, each with its own state: the context
+ * (context.c: the text, its stable tokens, the model states and
+ * checkpoints), the search (suggest.c) with the continuous cache as its
+ * scoring plug-in (nc.c), and the experts over the candidates (blend.c);
+ * this file creates and frees them, routes every edit to them (apply) and
+ * holds the public entry points: the privacy gate, the list shown and its
+ * feedback, computing ahead between keys, notes and intent.
  *
- * A session is the context bytes, the stable tokens of the text before the
- * unfinished tail (tok_tail_start: those tokens are final whatever is typed
- * next) and the model state after them. A new context is diffed against the
- * old one: the stable tokens before the first changed byte are kept (up to the
- * last chunk boundary that stays final), the rest of the stable part is
- * re-encoded chunk by chunk, and the model rewinds to the newest checkpoint at
- * or before the first token that really changed. Typing inside a word changes
- * only the tail: no model step at all.
- *
- * Memory per session is constant: (ENGINE_RING + ENGINE_SPARSE + 2) states
- * of S + H floats (S = model_state_floats), the search's ENGINE_NODES more
- * and about (ENGINE_GEN_BEAMS + 3) V floats and V ids of search scratch
- * (suggest.c), plus the context bytes and 13 bytes per stable
- * token. For the default model (S = 6144, H = 768, V = 8192) that is about
- * 2.2 MB plus the text. The checkpoints bound a rewind: up to ENGINE_RING
- * tokens back it is free; further back it re-reads at most the spacing of the
- * sparse checkpoints (64 tokens, doubling each time the sparse slots fill, so
- * about n/ENGINE_SPARSE tokens for a text of n tokens), and a context set
- * afresh reads at most ENGINE_WINDOW bytes. */
+ * Memory per session is constant: about 2.8 MB for the shipped model
+ * (V = 8192, H = 384, S = model_state_floats = 3072): the context's
+ * checkpoints 0.70 MB, the search's nodes and scratch 1.8 MB (suggest.c),
+ * the cache's ring 0.3 MB (nc.c); plus the text and its tokens. */
 #include "engine/session.h"
 #include "engine/pipeline.h"
 
@@ -165,116 +156,15 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
     return LAYA_OK;
 }
 
-/* Points k into *mem and advances it; zeroed, or, unset (a ring or sparse
- * slot: n = -1 until ckpt_copy fills it), left untouched so that its pages
- * cost nothing at a cold start. */
-static void ckpt_point(const model_cfg *c, ckpt *k, float **mem, int unset) {
-    if (unset) {
-        model_state_place(c, &k->st, *mem);
-        k->st.n = -1;
-    } else {
-        model_state_init(c, &k->st, *mem);
-    }
-    *mem += model_state_floats(c);
-    k->y = *mem;
-    if (!unset) memset(k->y, 0, (size_t)c->H * sizeof(float));
-    *mem += c->H;
-}
-
-static void ckpt_copy(const model_cfg *c, ckpt *dst, const ckpt *src) {
-    model_state_copy(c, &dst->st, &src->st);
-    memcpy(dst->y, src->y, (size_t)c->H * sizeof(float));
-}
-
-/* Grows the token arrays to hold at least need entries (amortized doubling:
- * typing allocates only when the text outgrows its high-water mark). */
-static laya_status tok_reserve(laya_session *s, size_t need) {
-    if (need <= s->tok_cap) return LAYA_OK;
-    size_t cap = s->tok_cap ? s->tok_cap : 256;
-    while (cap < need) cap *= 2;
-    int32_t *t = realloc(s->tok, cap * sizeof *t);
-    if (!t) return LAYA_ERR_NOMEM;
-    s->tok = t;
-    uint32_t *e = realloc(s->tok_end, cap * sizeof *e);
-    if (!e) return LAYA_ERR_NOMEM;
-    s->tok_end = e;
-    uint8_t *ch = realloc(s->chunk, cap);
-    if (!ch) return LAYA_ERR_NOMEM;
-    s->chunk = ch;
-    t = realloc(s->enc, cap * sizeof *t);
-    if (!t) return LAYA_ERR_NOMEM;
-    s->enc = t;
-    e = realloc(s->enc_end, cap * sizeof *e);
-    if (!e) return LAYA_ERR_NOMEM;
-    s->enc_end = e;
-    ch = realloc(s->enc_chunk, cap);
-    if (!ch) return LAYA_ERR_NOMEM;
-    s->enc_chunk = ch;
-    s->tok_cap = cap;
-    return LAYA_OK;
-}
-
-static laya_status ctx_reserve(laya_session *s, size_t need) {
-    if (need <= s->cap) return LAYA_OK;
-    size_t cap = s->cap ? s->cap : 4096;
-    while (cap < need) cap *= 2;
-    uint8_t *p = realloc(s->ctx, cap);
-    if (!p) return LAYA_ERR_NOMEM;
-    s->ctx = p;
-    s->cap = cap;
-    return LAYA_OK;
-}
-
-/* Runs one token through cur and records the checkpoints it produces. A
- * token the last search already stepped from this state is copied from its
- * node instead (in CJK text, where every fourth character moves the stable
- * state, that is the last chunk's tokens nearly every time). */
+/* Runs one token through cur (context.c) and the cache records its output
+ * vector. A token the last search already stepped from this state is
+ * copied from its node instead (in CJK text, where every fourth character
+ * moves the stable state, that is the last chunk's tokens nearly every
+ * time). */
 static void feed(laya_session *s, int32_t id) {
     int ni = engine_node_next(s, id);
-    if (ni >= 0) {
-        ckpt_copy(&s->cfg, &s->cur, &s->nodes[ni].c);
-    } else {
-        model_step(s->m, &s->cur.st, id, s->scratch, s->cur.y);
-        s->steps++;
-    }
-    s->cur_ver++;
+    engine_context_feed(&s->cx, s->m, id, ni >= 0 ? &s->nodes[ni].c : NULL);
     engine_nc_record(s);
-    int64_t n = s->cur.st.n;
-    ckpt_copy(&s->cfg, &s->ring[n % ENGINE_RING], &s->cur);
-    if (n % s->sparse_step) return;
-    if (s->n_sparse && s->sparse[s->n_sparse - 1].st.n >= n) return;
-    if (s->n_sparse == ENGINE_SPARSE) {
-        /* Full: keep every other one (those on the doubled spacing). */
-        int w = 0;
-        for (int i = 0; i < s->n_sparse; i++)
-            if (s->sparse[i].st.n % (2 * s->sparse_step) == 0) {
-                if (w != i) ckpt_copy(&s->cfg, &s->sparse[w], &s->sparse[i]);
-                w++;
-            }
-        for (int i = w; i < s->n_sparse; i++) s->sparse[i].st.n = -1;
-        s->n_sparse = w;
-        s->sparse_step *= 2;
-        if (n % s->sparse_step) return;
-    }
-    ckpt_copy(&s->cfg, &s->sparse[s->n_sparse++], &s->cur);
-}
-
-/* Makes cur the state after the first d tokens are consumed or fewer: the
- * newest checkpoint with count <= d. Checkpoints past d are dropped: the
- * tokens they were computed from are about to change. */
-static void rewind_to(laya_session *s, int64_t d) {
-    for (int i = 0; i < ENGINE_RING; i++)
-        if (s->ring[i].st.n > d) s->ring[i].st.n = -1;
-    while (s->n_sparse && s->sparse[s->n_sparse - 1].st.n > d) s->sparse[--s->n_sparse].st.n = -1;
-    if (!s->n_sparse) s->sparse_step = ENGINE_SPARSE_STEP;
-    if (s->cur.st.n <= d) return;
-    const ckpt *best = &s->bos;
-    for (int i = 0; i < ENGINE_RING; i++)
-        if (s->ring[i].st.n > best->st.n) best = &s->ring[i];
-    if (s->n_sparse && s->sparse[s->n_sparse - 1].st.n > best->st.n) best = &s->sparse[s->n_sparse - 1];
-    ckpt_copy(&s->cfg, &s->cur, best);
-    s->cur_ver++;
-    s->rewinds++;
 }
 
 laya_status laya_session_new(const laya_model *lm, laya_session **out) {
@@ -287,31 +177,10 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     s->cfg = lm->m->cfg;
     s->ec = engine_cfg_default();
     s->learn_kappa = ENGINE_LEARN_KAPPA;
-    const model_cfg *c = &s->cfg;
-    size_t per = model_state_floats(c) + (size_t)c->H;
-    size_t n_ckpt = 2 + ENGINE_RING + ENGINE_SPARSE;
-    size_t total = n_ckpt * per + model_scratch_floats(c);
-    s->mem = malloc(total * sizeof(float));
-    if (!s->mem || engine_search_init(s) != LAYA_OK || tok_reserve(s, 1024) != LAYA_OK ||
-        ctx_reserve(s, 4096) != LAYA_OK) {
+    if (engine_context_init(&s->cx, s->m) != LAYA_OK || engine_search_init(s) != LAYA_OK) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
     }
-    float *p = s->mem;
-    ckpt_point(c, &s->cur, &p, 0);
-    ckpt_point(c, &s->bos, &p, 0);
-    for (int i = 0; i < ENGINE_RING; i++) ckpt_point(c, &s->ring[i], &p, 1);
-    for (int i = 0; i < ENGINE_SPARSE; i++) ckpt_point(c, &s->sparse[i], &p, 1);
-    s->scratch = p;
-    s->sparse_step = ENGINE_SPARSE_STEP;
-    /* Every text starts with BOS: its state is computed once and kept. */
-    model_step(s->m, &s->bos.st, TOK_BOS, s->scratch, s->bos.y);
-    s->steps = 1;
-    ckpt_copy(c, &s->cur, &s->bos);
-    s->tok[0] = TOK_BOS;
-    s->tok_end[0] = 0;
-    s->chunk[0] = 1;
-    s->n_tok = 1;
     if (engine_nc_init(s, ENGINE_NC_SIZE) != LAYA_OK) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
@@ -323,15 +192,8 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
 
 void laya_session_free(laya_session *s) {
     if (!s) return;
-    free(s->mem);
+    engine_context_free(&s->cx);
     engine_search_free(s);
-    free(s->ctx);
-    free(s->tok);
-    free(s->tok_end);
-    free(s->chunk);
-    free(s->enc);
-    free(s->enc_end);
-    free(s->enc_chunk);
     learn_index_free(s->cix);
     engine_nc_init(s, 0);
     notes_link_free(s->notes);
@@ -339,149 +201,28 @@ void laya_session_free(laya_session *s) {
     free(s);
 }
 
-/* The final chunk boundary of T[0..p): the offset before which the encoding
- * of T[0..p) is the same for any continuation (tok_tail_start). The
- * pre-tokenizer's chunks before any of its boundaries do not depend on what
- * follows, so every stored boundary below the end of T[0..p)'s complete
- * characters is still a boundary and the query can restart there: its cost
- * does not grow with the text. One chunk more is kept as a margin. */
-static size_t final_boundary(const laya_session *s, const uint8_t *T, size_t p) {
-    size_t m = p - utf8_incomplete_tail(T, p);
-    size_t from = 0;
-    int seen = 0;
-    for (size_t i = s->n_tok; i-- > 1;) {
-        if (!s->chunk[i] || s->tok_end[i] >= m) continue;
-        if (++seen == 2) { from = s->tok_end[i]; break; }
-    }
-    return from + tok_tail_start(s->m->tok, T + from, p - from);
-}
-
-/* Writes ctx[0..keep) + add[0..n) as the context (add may point into
- * s->ctx, which may move when it grows: an offset is kept). */
+/* The text becomes ctx[0..keep) + add[0..n) (context.c), and the typed
+ * text's memory is rebuilt where an edit reached into it (blend.c). */
 static laya_status ctx_edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
-    uintptr_t a0 = (uintptr_t)add, c0 = (uintptr_t)s->ctx;
-    int alias = add && a0 >= c0 && a0 < c0 + s->cap;
-    size_t off = alias ? (size_t)(a0 - c0) : 0;
-    if (ctx_reserve(s, keep + n) != LAYA_OK) return LAYA_ERR_NOMEM;
-    if (keep < s->cix_end) s->cix_end = SIZE_MAX;   /* typed text edited: blend.c rebuilds */
-    if (alias) memmove(s->ctx + keep, s->ctx + off, n);
-    else if (n) memcpy(s->ctx + keep, add, n);
-    s->len = keep + n;
-    return LAYA_OK;
-}
-
-/* Which stable tokens survive an edit that kept ctx[0..keep) of old_len
- * bytes: *j tokens (BOS included) ending at *keep_rel (relative to origin),
- * a final boundary of the kept text. */
-static void kept_tokens(const laya_session *s, size_t keep, size_t old_len, size_t *j, size_t *keep_rel) {
-    *j = 1;
-    *keep_rel = 0;
-    if (keep < s->origin) return;
-    size_t rel_p = keep - s->origin;
-    size_t e_old = s->stable - s->origin;
-    size_t b = keep == old_len ? e_old : final_boundary(s, s->ctx + s->origin, rel_p);
-    size_t kr = b < e_old ? b : e_old;
-    size_t n = s->n_tok;
-    while (n > 1 && !(s->tok_end[n - 1] <= kr && s->chunk[n - 1])) n--;
-    *j = n;
-    *keep_rel = s->tok_end[n - 1];
-}
-
-/* Where the model starts reading afresh in a context of len bytes: a word
- * start in the last window (or the first character after half a window
- * without one), 0 when the whole context fits. */
-static size_t window_origin(const laya_session *s, size_t len) {
-    if (len <= ENGINE_WINDOW) return 0;
-    size_t o = len - ENGINE_WINDOW;
-    size_t lim = o + ENGINE_WINDOW / 2;
-    while (o < lim && !((s->ctx[o - 1] == ' ' || s->ctx[o - 1] == '\n') && (s->ctx[o] & 0xC0) != 0x80))
-        o++;
-    while ((s->ctx[o] & 0xC0) == 0x80 && o < len - 1) o++;
-    return o;
-}
-
-/* Encodes T[a0..e_end) chunk by chunk into s->enc (ids), enc_end (their ends)
- * and enc_chunk (1 on a chunk's last token); *ne: the count. T[0..n) is
- * the model's text; e_end is a final boundary and tok_reserve has made room. */
-static laya_status encode_span(laya_session *s, const uint8_t *T, size_t n, size_t a0, size_t e_end,
-                               size_t *ne) {
-    const tok *tk = s->m->tok;
-    *ne = 0;
-    for (size_t a = a0; a < e_end;) {
-        size_t e = a0 + tok_chunk_end(T + a0, n - a0, a - a0);
-        if (e <= a || e > e_end) e = e_end;  /* a tokenizer breaking its contract: stay in bounds */
-        size_t cnt = tok_encode(tk, T + a, e - a, s->enc + *ne, s->tok_cap - *ne);
-        if (cnt > e - a) return LAYA_ERR_INTERNAL;
-        size_t end = a;
-        for (size_t i = 0; i < cnt; i++) {
-            size_t bl;
-            tok_bytes(tk, s->enc[*ne + i], &bl);
-            end += bl;
-            s->enc_end[*ne + i] = (uint32_t)end;
-            s->enc_chunk[*ne + i] = 0;
-        }
-        if (end != e) return LAYA_ERR_INTERNAL;
-        *ne += cnt;
-        if (cnt) s->enc_chunk[*ne - 1] = 1;
-        a = e;
-    }
+    if (engine_context_edit(&s->cx, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
+    if (keep < s->cix_end) s->cix_end = SIZE_MAX;
     return LAYA_OK;
 }
 
 /* Makes the context ctx[0..keep) + add[0..n): the one edit every public
- * entry point reduces to. add may point into s->ctx. The stable tokens
+ * entry point reduces to. add may point into s->cx.ctx. The stable tokens
  * that survive are kept, the rest of the stable text re-encoded, and the
  * model rewound to the first token that differs and fed from there. */
 static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
-    if (keep > s->len) return LAYA_ERR_INTERNAL;
+    if (keep > s->cx.len) return LAYA_ERR_INTERNAL;
     s->n_guess = s->guess_done = 0;
     if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
-    size_t old_len = s->len, new_len = keep + n;
+    size_t old_len = s->cx.len;
     if (ctx_edit(s, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
-
-    size_t j, keep_rel;
-    kept_tokens(s, keep, old_len, &j, &keep_rel);
-    if (keep < s->origin || new_len - s->origin - keep_rel > ENGINE_WINDOW) {
-        /* The model's text changed before its start, or more than a window
-         * of it is new: read afresh. */
-        s->origin = window_origin(s, new_len);
-        j = 1;
-        keep_rel = 0;
-    }
-
-    /* Re-encode the stable part after keep_rel. */
-    const uint8_t *T = s->ctx + s->origin;
-    size_t rel_len = new_len - s->origin;
-    size_t e_new = keep_rel + tok_tail_start(s->m->tok, T + keep_rel, rel_len - keep_rel);
-    if (e_new > rel_len) return LAYA_ERR_INTERNAL;
-    if (tok_reserve(s, j + (e_new - keep_rel) + 1) != LAYA_OK) return LAYA_ERR_NOMEM;
-    size_t ne;
-    laya_status st = encode_span(s, T, rel_len, keep_rel, e_new, &ne);
+    laya_status st = engine_context_encode(&s->cx, s->m, keep, old_len);
     if (st != LAYA_OK) return st;
-
-    /* The first token that differs from what the model has read. */
-    size_t d = j;
-    while (d - j < ne && d < s->n_tok && s->tok[d] == s->enc[d - j]) d++;
-    memcpy(s->tok + j, s->enc, ne * sizeof *s->tok);
-    memcpy(s->tok_end + j, s->enc_end, ne * sizeof *s->tok_end);
-    memcpy(s->chunk + j, s->enc_chunk, ne);
-    s->n_tok = j + ne;
-    s->stable = s->origin + e_new;
-
-    rewind_to(s, (int64_t)d);
-    while ((size_t)s->cur.st.n < s->n_tok) feed(s, s->tok[s->cur.st.n]);
+    while ((size_t)s->cx.cur.st.n < s->cx.n_tok) feed(s, s->cx.tok[s->cx.cur.st.n]);
     return LAYA_OK;
-}
-
-/* Length of the common prefix of a and b (n bytes each): libc's vector
- * memcmp over 4 KB blocks, bytes only inside the first block that differs.
- * A byte loop here was 18% of a keystroke at 150 KB of context. */
-static size_t common_prefix(const uint8_t *a, const uint8_t *b, size_t n) {
-    enum { BLK = 4096 };
-    size_t p = 0;
-    while (n - p >= BLK && memcmp(a + p, b + p, BLK) == 0) p += BLK;
-    while (p < n && a[p] == b[p]) p++;
-    return p;
 }
 
 laya_status laya_session_set_context(laya_session *s, const char *text, size_t len) {
@@ -489,30 +230,28 @@ laya_status laya_session_set_context(laya_session *s, const char *text, size_t l
     if (len > ENGINE_MAX_CONTEXT) return LAYA_ERR_LIMIT;
     static const uint8_t none[1];   /* NULL and 0: the empty text */
     const uint8_t *t = text ? (const uint8_t *)text : none;
-    size_t p = common_prefix(s->ctx, t, len < s->len ? len : s->len);
+    size_t p = engine_common_prefix(s->cx.ctx, t, len < s->cx.len ? len : s->cx.len);
     return apply(s, p, t + p, len - p);
 }
 
 laya_status laya_session_type(laya_session *s, const char *bytes, size_t len) {
     if (!s || (!bytes && len)) return LAYA_ERR_ARG;
-    return apply(s, s->len, (const uint8_t *)bytes, len);
+    return apply(s, s->cx.len, (const uint8_t *)bytes, len);
 }
 
 laya_status laya_session_backspace(laya_session *s, size_t n_chars) {
     if (!s) return LAYA_ERR_ARG;
-    size_t p = s->len;
-    for (size_t i = 0; i < n_chars && p > 0; i++) p = utf8_prev(s->ctx, p);
+    size_t p = s->cx.len;
+    for (size_t i = 0; i < n_chars && p > 0; i++) p = utf8_prev(s->cx.ctx, p);
     return apply(s, p, NULL, 0);
 }
 
 laya_status laya_session_reset(laya_session *s) {
     if (!s) return LAYA_ERR_ARG;
-    s->len = s->origin = s->stable = 0;
+    engine_context_reset(&s->cx, s->m);
     s->cix_end = SIZE_MAX;
     s->shown_n = 0;
     s->n_guess = s->guess_done = 0;
-    s->n_tok = 1;
-    rewind_to(s, 1);
     return LAYA_OK;
 }
 
@@ -521,7 +260,7 @@ int engine_gate_at(const laya_session *s, const uint8_t *text, size_t len) {
     return s->private_field ? ENGINE_GATE_PRIVATE : ENGINE_GATE_OPEN;
 }
 
-int engine_gate(const laya_session *s) { return engine_gate_at(s, s->ctx, s->len); }
+int engine_gate(const laya_session *s) { return engine_gate_at(s, s->cx.ctx, s->cx.len); }
 
 void engine_set_field(laya_session *s, int secret, int priv) {
     if (secret && !s->secret_field) s->shown_n = 0;   /* a list shown before is not judged in there */
@@ -589,10 +328,10 @@ static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int 
  * characters reach 44% of the keys and 8.7 -> 6.1 steps on demand for 19
  * ahead, and the median key is still a miss (docs/RESULTS.md). */
 static int guess_keeps_root(const laya_session *s, const uint8_t *g, int gn) {
-    size_t m = s->len - s->stable;
-    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL || (size_t)gn > ENGINE_MAX_CONTEXT - s->len) return 0;
+    size_t m = s->cx.len - s->cx.stable;
+    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL || (size_t)gn > ENGINE_MAX_CONTEXT - s->cx.len) return 0;
     uint8_t t[ENGINE_MAX_TAIL];
-    memcpy(t, s->ctx + s->stable, m);
+    memcpy(t, s->cx.ctx + s->cx.stable, m);
     memcpy(t + m, g, (size_t)gn);
     if (utf8_cjk_at(t, m + (size_t)gn, m)) return 0;
     const size_t ts = tok_tail_start(s->m->tok, t, m + (size_t)gn);
@@ -612,7 +351,7 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     if (st == LAYA_OK) set_guesses(s, out, *n_out, k);
     if (st == LAYA_OK && *n_out && feedback_on(s)) {
         size_t kl;
-        const uint8_t *key = learn_fb_key(s->ctx, s->len, &kl);
+        const uint8_t *key = learn_fb_key(s->cx.ctx, s->cx.len, &kl);
         memcpy(s->shown_key, key, kl);
         s->shown_klen = kl;
         set_shown(s, out, *n_out);
@@ -633,14 +372,14 @@ laya_status laya_session_prefetch(laya_session *s, int *more) {
     skip_guesses(s);
     if (s->guess_done >= s->n_guess) return LAYA_OK;
     const int i = s->guess_done++;
-    const size_t len = s->len;
+    const size_t len = s->cx.len;
     /* The guess typed, the search, the guess taken back. Only the tail
      * grows (guess_keeps_root): the stable tokens and the model state are
      * those of the context, so there is nothing for apply to re-encode or
      * feed, and the guesses stay. */
     if (ctx_edit(s, len, s->guess[i], (size_t)s->guess_n[i]) != LAYA_OK) return LAYA_ERR_NOMEM;
     engine_search_ahead(s, s->guess_k);
-    s->len = len;
+    s->cx.len = len;
     skip_guesses(s);
     if (more) *more = s->guess_done < s->n_guess;
     return LAYA_OK;
@@ -711,17 +450,17 @@ laya_status engine_score(const laya_model *lm, const char *text, size_t len, dou
 /* ---- read access for tests and evaluation ---- */
 
 const int32_t *engine_tokens(const laya_session *s, size_t *n) {
-    *n = s->n_tok;
-    return s->tok;
+    *n = s->cx.n_tok;
+    return s->cx.tok;
 }
 
 const model_state *engine_state(const laya_session *s, const float **y) {
-    if (y) *y = s->cur.y;
-    return &s->cur.st;
+    if (y) *y = s->cx.cur.y;
+    return &s->cx.cur.st;
 }
 
-size_t engine_origin(const laya_session *s) { return s->origin; }
-size_t engine_tail_start(const laya_session *s) { return s->stable; }
+size_t engine_origin(const laya_session *s) { return s->cx.origin; }
+size_t engine_tail_start(const laya_session *s) { return s->cx.stable; }
 laya_status laya_score(const laya_model *m, const char *text, size_t len, double *bits) {
     return engine_score(m, text, len, bits);
 }
@@ -738,7 +477,7 @@ laya_status laya_model_describe(const laya_model *lm, laya_model_info *out) {
 
 laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *out) {
     if (!s || !out) return LAYA_ERR_ARG;
-    *out = (laya_session_stats){.steps = s->steps, .search_steps = s->search_steps,
+    *out = (laya_session_stats){.steps = s->cx.steps, .search_steps = s->search_steps,
                                 .search_logits = s->search_logits, .ahead_steps = s->ahead_steps,
                                 .ahead_logits = s->ahead_logits};
     return LAYA_OK;
@@ -775,7 +514,7 @@ laya_status laya_session_notes(laya_session *s, int k, const laya_note **out, in
     if (!s || !out || !n_out || k < 0 || k > LAYA_NOTES_MAX_K) return LAYA_ERR_ARG;
     *out = NULL;
     if (!s->notes || engine_gate(s) != ENGINE_GATE_OPEN || !k) return LAYA_OK;
-    return notes_link_related(s->notes, (const char *)s->ctx, s->len, k, out, n_out);
+    return notes_link_related(s->notes, (const char *)s->cx.ctx, s->cx.len, k, out, n_out);
 }
 
 laya_status laya_session_set_intent(laya_session *s, const laya_intent *h) {
@@ -788,10 +527,10 @@ laya_status laya_session_set_intent(laya_session *s, const laya_intent *h) {
 
 laya_status laya_session_intent_probs(laya_session *s, float p[LAYA_INTENT_CLASSES]) {
     if (!s || !p || !s->intent) return LAYA_ERR_ARG;
-    if (s->intent_ver != s->cur_ver + 1) {
+    if (s->intent_ver != s->cx.cur_ver + 1) {
         float hid[INTENT_F];
-        intent_forward(s->intent, s->cur.y, hid, s->intent_p);
-        s->intent_ver = s->cur_ver + 1;
+        intent_forward(s->intent, s->cx.cur.y, hid, s->intent_p);
+        s->intent_ver = s->cx.cur_ver + 1;
     }
     memcpy(p, s->intent_p, sizeof s->intent_p);
     return LAYA_OK;
@@ -827,5 +566,5 @@ void engine_set_private(laya_session *s, int on) {
     if (s->cix) learn_index_clear(s->cix);
 }
 
-uint64_t engine_steps(const laya_session *s) { return s->steps; }
+uint64_t engine_steps(const laya_session *s) { return s->cx.steps; }
 uint64_t engine_search_steps(const laya_session *s) { return s->search_steps; }

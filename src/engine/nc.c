@@ -118,8 +118,8 @@ laya_status engine_nc_init(laya_session *s, int m) {
  * erring as that rule errs). A token that spans a line break is judged on
  * each line it touches. */
 static int nc_token_secret(const laya_session *s, int64_t t) {
-    const char *ctx = (const char *)s->ctx;
-    const size_t a = s->origin + (t > 0 ? s->tok_end[t - 1] : 0), b = s->origin + s->tok_end[t];
+    const char *ctx = (const char *)s->cx.ctx;
+    const size_t a = s->cx.origin + (t > 0 ? s->cx.tok_end[t - 1] : 0), b = s->cx.origin + s->cx.tok_end[t];
     for (size_t i = a; i < b; i++)
         if ((ctx[i] == '\n' || ctx[i] == '\r') && i > a && privacy_secret_typed(ctx, i)) return 1;
     return privacy_secret_typed(ctx, b);
@@ -128,7 +128,7 @@ static int nc_token_secret(const laya_session *s, int64_t t) {
 void engine_nc_record(laya_session *s) {
     if (!s->nc_m) return;
     const int H = s->cfg.H, G = nc_group(H), NG = H / G;
-    int64_t p = s->cur.st.n;
+    int64_t p = s->cx.cur.st.n;
     const int cap = nc_cap(s->nc_m);
     int slot = (int)(p % cap);
     /* The token just consumed is the target of position p - 1: nothing
@@ -138,8 +138,8 @@ void engine_nc_record(laya_session *s) {
     if (p >= 2 && (s->private_field || nc_token_secret(s, p - 1)) && s->nc_pos[(p - 1) % cap] == p - 1)
         s->nc_pos[(p - 1) % cap] = -1;
     float *u = s->nc_sim;
-    const float inv = (float)nc_inv_norm(s->cur.y, H);
-    for (int h = 0; h < H; h++) u[h] = s->cur.y[h] * inv;
+    const float inv = (float)nc_inv_norm(s->cx.cur.y, H);
+    for (int h = 0; h < H; h++) u[h] = s->cx.cur.y[h] * inv;
     /* A unit vector quantizes (its entries are finite and at most 1); the
      * row then goes into its panel (kern_panel.c holds the layout). */
     if (quant_quantize(u, 1, H, 8, G, s->nc_rowq, s->nc_rowsb, s->nc_rowsb + NG, NULL, 0) != LAYA_OK) {
@@ -163,7 +163,7 @@ int engine_nc_on(const laya_session *s) {
  * continuous cache"): short messages +1.0 points of KSR@3 in English, +0.16
  * of CSR@3 in Chinese; long texts within 0.12 points either way. */
 double engine_nc_trust(const laya_session *s) {
-    int64_t n = s->cur.st.n - 1;   /* positions read but the first (BOS) */
+    int64_t n = s->cx.cur.st.n - 1;   /* positions read but the first (BOS) */
     if (n > s->nc_m) n = s->nc_m;
     return n > 0 ? (double)n / ((double)n + ENGINE_NC_RAMP) : 0;
 }
@@ -208,7 +208,7 @@ static void nc_dist(laya_session *s, node *nd, float *sim, float scale, int64_t 
             if (!(sim[i] >= cut)) continue;
             float e = expf(sim[i] - mx);
             z += e;
-            int32_t t = s->tok[pos[i]];
+            int32_t t = s->cx.tok[pos[i]];
             if (s->nc_acc[t] == 0) s->nc_touch[nt++] = t;
             s->nc_acc[t] += e;
         }
@@ -243,13 +243,13 @@ static void nc_score(laya_session *s, node *const *todo, int m, int64_t lo, int6
 
 void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n_nodes) {
     if (!engine_nc_on(s)) return;
-    const int64_t n = s->cur.st.n, lo = n - s->nc_m > 1 ? n - s->nc_m : 1;
+    const int64_t n = s->cx.cur.st.n, lo = n - s->nc_m > 1 ? n - s->nc_m : 1;
     node *todo[NC_BATCH];
     int m = 0;
     for (int i = 0; i < n_nodes; i++) {
         node *nd = nds[i];
-        if (nd->nc_ver == s->cur_ver + 1) continue;  /* fresh, or a repeat */
-        nd->nc_ver = s->cur_ver + 1;
+        if (nd->nc_ver == s->cx.cur_ver + 1) continue;  /* fresh, or a repeat */
+        nd->nc_ver = s->cx.cur_ver + 1;
         nd->nc_n = 0;
         if (lo > n - 1) continue;  /* nothing in the window yet */
         todo[m++] = nd;

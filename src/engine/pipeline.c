@@ -90,13 +90,13 @@ static laya_status passed_over(laya_session *s, engine_pipe *p, const laya_input
     return verdict(s, p, -1, t);
 }
 
-/* The context becomes s->ctx[0..keep) + add[0..n). */
+/* The context becomes s->cx.ctx[0..keep) + add[0..n). */
 static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
-    if (keep == s->len && n == 0) return LAYA_OK;
+    if (keep == s->cx.len && n == 0) return LAYA_OK;
     size_t len = keep + n;
     uint8_t *t = malloc(len ? len : 1);
     if (!t) return LAYA_ERR_NOMEM;
-    memcpy(t, s->ctx, keep);
+    memcpy(t, s->cx.ctx, keep);
     if (n) memcpy(t + keep, add, n);
     laya_status st = laya_session_set_context(s, (const char *)t, len);
     free(t);
@@ -106,8 +106,8 @@ static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t
 /* The context as the front end last gave it: the noted one, else the
  * engine's. */
 static const uint8_t *context_now(const laya_session *s, const engine_pipe *p, size_t *n) {
-    *n = p->pend_on ? p->pend_len : s->len;
-    return p->pend_on ? p->pend : s->ctx;
+    *n = p->pend_on ? p->pend_len : s->cx.len;
+    return p->pend_on ? p->pend : s->cx.ctx;
 }
 
 /* The context grows by text typed at its end (t[0..n) begins with it):
@@ -165,7 +165,7 @@ static laya_status read_noted(laya_session *s, engine_pipe *p) {
 static size_t key_edit(const laya_session *s, engine_pipe *p, const uint8_t *c, size_t n, unsigned field,
                        int spaced, size_t *erase) {
     *erase = 0;
-    const int at_blank = s->len > 0 && s->ctx[s->len - 1] == ' ';
+    const int at_blank = s->cx.len > 0 && s->cx.ctx[s->cx.len - 1] == ' ';
     if (spaced && at_blank && n == 1 && c[0] == ' ') return 0;
     if (spaced && at_blank && n == 1 && laya_goes_before_blank(c[0]) && !(field & LAYA_FIELD_NO_DELETE)) {
         *erase = 1;
@@ -194,9 +194,9 @@ static int drop_cut_words(const laya_session *s, laya_suggestion *out, int n) {
     const prior *pr = &s->m->prior;
     if (!pr->nw) return n;
     /* the context's last characters: a word may begin before the cursor */
-    size_t c0 = s->len;
-    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->ctx, c0);
-    const size_t m = s->len - c0;
+    size_t c0 = s->cx.len;
+    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->cx.ctx, c0);
+    const size_t m = s->cx.len - c0;
     uint8_t t[4 * PRIOR_MAX_CHARS + LAYA_MAX_SUGGESTION];
     int w = 0;
     for (int i = 0; i < n; i++) {
@@ -205,7 +205,7 @@ static int drop_cut_words(const laya_session *s, laya_suggestion *out, int n) {
         for (int j = 0; j < n && !cut && a->len; j++) {
             const laya_suggestion *b = &out[j];
             if (b->len <= a->len || memcmp(a->text, b->text, a->len)) continue;
-            memcpy(t, s->ctx + c0, m);
+            memcpy(t, s->cx.ctx + c0, m);
             memcpy(t + m, b->text, b->len);
             cut = prior_splits_word(pr, t, m + b->len, m + a->len);
         }
@@ -222,12 +222,12 @@ static size_t word_end(void *vs, const uint8_t *t, size_t n) {
     size_t e = decide_first_word_end(t, n);
     const prior *pr = &s->m->prior;
     if (!pr->nw || e >= n || e == 0 || !utf8_cjk_at(t, n, e)) return e;
-    size_t c0 = s->len;
-    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->ctx, c0);
-    const size_t m = s->len - c0;
+    size_t c0 = s->cx.len;
+    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->cx.ctx, c0);
+    const size_t m = s->cx.len - c0;
     uint8_t buf[4 * PRIOR_MAX_CHARS + LAYA_MAX_SUGGESTION];
     if (n > LAYA_MAX_SUGGESTION) return e;
-    memcpy(buf, s->ctx + c0, m);
+    memcpy(buf, s->cx.ctx + c0, m);
     memcpy(buf + m, t, n);
     while (e < n && utf8_cjk_at(t, n, e) && prior_splits_word(pr, buf, m + n, m + e)) e = utf8_next(t, n, e);
     return e;
@@ -343,14 +343,14 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         v->erase = erase;
         v->insert = (const char *)p->ins;
         v->insert_len = n;
-        st = edit(s, s->len - erase, p->ins, n);
+        st = edit(s, s->cx.len - erase, p->ins, n);
         /* an absorbed blank leaves the accepted blank where it was */
         if (!n && !erase) p->spaced = 1;
         break;
     }
     case LAYA_INPUT_ERASE:
         late = passed_over(s, p, in, t);
-        if (s->len) st = laya_session_backspace(s, 1);
+        if (s->cx.len) st = laya_session_backspace(s, 1);
         break;
     case LAYA_INPUT_ACCEPT: {
         size_t n = accept_text(p, in->index, in->word);
@@ -360,7 +360,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         /* noted, not read: the next event reads it (a KEY, a SHOW) or
          * replaces it (the client's next context, which the engine then
          * reads once) */
-        st = p->pend_on ? note_joined(p, p->pend, p->pend_len, p->ins, n) : note_joined(p, s->ctx, s->len, p->ins, n);
+        st = p->pend_on ? note_joined(p, p->pend, p->pend_len, p->ins, n) : note_joined(p, s->cx.ctx, s->cx.len, p->ins, n);
         p->spaced = n > 0 && p->ins[n - 1] == ' ';
         break;
     }
@@ -385,11 +385,11 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         break;
     }
     if (st != LAYA_OK) return st;
-    v->changed = s->len != len0 || in->kind == LAYA_INPUT_ACCEPT || v->erase;
+    v->changed = s->cx.len != len0 || in->kind == LAYA_INPUT_ACCEPT || v->erase;
     /* the decider hears the new context; an accepted text is a jump it
      * hears with the next event, at that event's time (the protocol's
      * feedback comes before the client's next context) */
-    if (p->d && in->kind != LAYA_INPUT_ACCEPT) decide_track_context(p->d, (const char *)s->ctx, s->len, t);
+    if (p->d && in->kind != LAYA_INPUT_ACCEPT) decide_track_context(p->d, (const char *)s->cx.ctx, s->cx.len, t);
 
     /* What to show, for the context as it now is (an accepted text noted
      * above is read when something is wanted at once). */

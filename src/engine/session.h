@@ -5,7 +5,7 @@
 #ifndef LAYA_ENGINE_SESSION_H
 #define LAYA_ENGINE_SESSION_H
 
-#include "engine/engine.h"
+#include "engine/context.h"
 
 /* Per-token facts the search needs, computed once per model. */
 enum {
@@ -21,12 +21,6 @@ struct laya_model {
     int own;
     uint8_t *tflags;  /* (V) TF_* */
 };
-
-/* A model state plus the output vector y of the step that produced it. */
-typedef struct {
-    model_state st;   /* st.n = tokens consumed; -1 marks an unused slot */
-    float *y;         /* (H) */
-} ckpt;
 
 /* A search node: the model state after the stable tokens and then a path
  * of tokens, with what the search needs of its logits once the typed tail
@@ -102,30 +96,7 @@ struct laya_session {
     model_cfg cfg;
     engine_cfg ec;
 
-    /* Context: every byte before the cursor; the model reads ctx[origin..len). */
-    uint8_t *ctx;
-    size_t len, cap;
-    size_t origin;
-    size_t stable;          /* absolute end of the stable tokens (tail start) */
-
-    /* Stable tokens: tok[0] = TOK_BOS; tok_end[i] = end of token i in bytes
-     * relative to origin; chunk[i] = 1 if a pre-tokenizer chunk ends there. */
-    int32_t *tok;
-    uint32_t *tok_end;
-    uint8_t *chunk;
-    size_t n_tok, tok_cap;
-    int32_t *enc;           /* (tok_cap) scratch for re-encoding */
-    uint32_t *enc_end;
-    uint8_t *enc_chunk;
-
-    /* Model: cur is the state after all n_tok stable tokens. */
-    ckpt cur, bos;
-    ckpt ring[ENGINE_RING];         /* slot = count % ENGINE_RING */
-    ckpt sparse[ENGINE_SPARSE];     /* increasing counts */
-    int n_sparse;
-    int64_t sparse_step;
-    float *scratch;                 /* model_scratch_floats */
-    uint64_t steps;
+    engine_context cx;              /* context.h: the text, its stable tokens, the model states */
     uint64_t search_steps;          /* model steps of the suggestion searches */
     uint64_t search_logits;         /* full (V) logits vectors they computed */
     uint64_t ahead_steps, ahead_logits;  /* the same, of laya_session_prefetch's searches */
@@ -144,8 +115,8 @@ struct laya_session {
     int n_cand;
     node nodes[ENGINE_NODES + 1];   /* the last one is the root: cur itself */
     uint64_t next_id;               /* node ids handed out */
-    uint64_t cur_ver, nodes_ver;    /* cur changes / the version the nodes are of */
-    uint64_t rewinds, nodes_rewinds;/* rewinds of cur / as of the nodes' root */
+    uint64_t nodes_ver;             /* the version of cur (cx.cur_ver) the nodes are of */
+    uint64_t nodes_rewinds;         /* cx.rewinds as of the nodes' root */
     int64_t root_n;                 /* tokens consumed by the nodes' root */
     uint32_t stamp;                 /* search depth stamp */
     int root_logits_ok;
@@ -222,8 +193,6 @@ struct laya_session {
     const struct laya_intent *intent;
     uint64_t intent_ver;
     float intent_p[LAYA_INTENT_CLASSES];
-
-    float *mem;                     /* the one block all float arrays live in */
 };
 
 /* The privacy gate, one place for every rule that protects the user

@@ -168,11 +168,11 @@ static int node_find(const laya_session *s, int parent, int32_t id) {
  * has consumed since the root (cur's state: the root itself when none),
  * or -1 when the nodes are not of this text (a rewind since) or lack it. */
 static int node_at_cur(const laya_session *s) {
-    if (!s->nodes[ENGINE_NODES].id || s->rewinds != s->nodes_rewinds || s->cur.st.n < s->root_n ||
-        (size_t)s->cur.st.n > s->n_tok)
+    if (!s->nodes[ENGINE_NODES].id || s->cx.rewinds != s->nodes_rewinds || s->cx.cur.st.n < s->root_n ||
+        (size_t)s->cx.cur.st.n > s->cx.n_tok)
         return -1;
     int at = ENGINE_NODES;
-    for (int64_t t = s->root_n; t < s->cur.st.n && at >= 0; t++) at = node_find(s, at, s->tok[t]);
+    for (int64_t t = s->root_n; t < s->cx.cur.st.n && at >= 0; t++) at = node_find(s, at, s->cx.tok[t]);
     return at;
 }
 
@@ -870,7 +870,7 @@ static int advance(search *q) {
  * single products, ~1e-7). Otherwise every kept node is dropped. */
 static void reroot(laya_session *s) {
     node *root = &s->nodes[ENGINE_NODES];
-    int at = s->cur.st.n > s->root_n ? node_at_cur(s) : -1;
+    int at = s->cx.cur.st.n > s->root_n ? node_at_cur(s) : -1;
     s->root_logits_ok = 0;
     if (at >= 0) {
         node *nd = &s->nodes[at];
@@ -896,11 +896,11 @@ static void reroot(laya_session *s) {
         root->id = s->next_id++;
         root->has_sum = 0;
     }
-    root->c = s->cur;
+    root->c = s->cx.cur;
     root->nc_ver = 0;
-    s->nodes_ver = s->cur_ver;
-    s->nodes_rewinds = s->rewinds;
-    s->root_n = s->cur.st.n;
+    s->nodes_ver = s->cx.cur_ver;
+    s->nodes_rewinds = s->cx.rewinds;
+    s->root_n = s->cx.cur.st.n;
 }
 
 static int cand_beats(const void *x, const void *y) {
@@ -947,26 +947,26 @@ static int fold_caps(const uint8_t *ctx, size_t stable, const uint8_t *t, int m,
 static int search_run(laya_session *s, int k) {
     s->n_cand = 0;
     if (k == 0) return -1;
-    search q = {.s = s, .tail = s->ctx + s->stable, .m = (int)(s->len - s->stable),
+    search q = {.s = s, .tail = s->cx.ctx + s->cx.stable, .m = (int)(s->cx.len - s->cx.stable),
                 .width = s->ec.beam, .k = k < ENGINE_MAX_K ? k : ENGINE_MAX_K};
     if (q.m > ENGINE_MAX_TAIL) return -1;  /* no word is that long: nothing to complete */
     uint8_t folded[ENGINE_MAX_TAIL];
-    const int caps = fold_caps(s->ctx, s->stable, q.tail, q.m, folded);
+    const int caps = fold_caps(s->cx.ctx, s->cx.stable, q.tail, q.m, folded);
     if (caps) {
         q.tail = folded;
         /* candidates that differ only in case become one: the k-th best
          * before that is no bound on what is shown, so no pruning by it */
         q.k = 0;
     }
-    size_t nl = utf8_incomplete_tail(s->ctx, s->len);
+    size_t nl = utf8_incomplete_tail(s->cx.ctx, s->cx.len);
     if (nl > (size_t)q.m) nl = (size_t)q.m;
-    memcpy(q.lead, s->ctx + s->len - nl, nl);
+    memcpy(q.lead, s->cx.ctx + s->cx.len - nl, nl);
     q.nlead = (int)nl;
 
-    if (s->nodes_ver != s->cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
+    if (s->nodes_ver != s->cx.cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
     s->nodes[ENGINE_NODES].used = ++s->stamp;
-    size_t last = utf8_prev(s->ctx, s->len);
-    const int after_cjk = s->len > 0 && utf8_cjk_at(s->ctx, s->len, last);
+    size_t last = utf8_prev(s->cx.ctx, s->cx.len);
+    const int after_cjk = s->cx.len > 0 && utf8_cjk_at(s->cx.ctx, s->cx.len, last);
     q.budget = after_cjk ? s->ec.cjk_steps : s->ec.max_steps;
     q.after_cjk = after_cjk;
     /* the continuous cache's weight for this search: none while incognito,
@@ -1081,8 +1081,8 @@ static laya_status check_one(const laya_session *s, const laya_suggestion *o, in
         return broken(why, whylen, i, "ends in a blank that is not one space after an ASCII character");
     if (count_words(t, (int)o->len) > s->ec.max_words) return broken(why, whylen, i, "spans more than max_words");
     uint8_t buf[4 + ENGINE_MAX_GEN];
-    size_t nl = utf8_incomplete_tail(s->ctx, s->len);
-    memcpy(buf, s->ctx + s->len - nl, nl);
+    size_t nl = utf8_incomplete_tail(s->cx.ctx, s->cx.len);
+    memcpy(buf, s->cx.ctx + s->cx.len - nl, nl);
     memcpy(buf + nl, t, o->len);
     if (!utf8_valid(buf, nl + o->len)) return broken(why, whylen, i, "not complete UTF-8 after the context");
     if (!(o->prob > 0 && o->prob <= 1)) return broken(why, whylen, i, "probability outside (0, 1]");
@@ -1138,9 +1138,9 @@ laya_status engine_suggest_invariants(const laya_session *s, int k, const laya_s
      * capitals when the tail was folded); the first is the best of them;
      * each next one adds at least as much to those before it as any other
      * candidate would (engine_pick); fewer than k only when fewer exist. */
-    int m = (int)(s->len - s->stable), caps = 0;
+    int m = (int)(s->cx.len - s->cx.stable), caps = 0;
     uint8_t folded[ENGINE_MAX_TAIL];
-    if (m <= ENGINE_MAX_TAIL) caps = fold_caps(s->ctx, s->stable, s->ctx + s->stable, m, folded);
+    if (m <= ENGINE_MAX_TAIL) caps = fold_caps(s->cx.ctx, s->cx.stable, s->cx.ctx + s->cx.stable, m, folded);
     for (int i = 1; i < s->n_cand; i++)
         if (s->cand[i].score > s->cand[i - 1].score)
             return err_set(why, whylen, LAYA_ERR_INTERNAL, "candidate %d outranks the one before it", i);
