@@ -68,11 +68,14 @@ check "laya verify: the shipped head, signed by the project key" grep -q "Laya p
 # The daemon's replies.
 printf '%s\n' '{"op":"suggest","session":"a","context":"please send an email to Anna about the budget"}' \
     '{"op":"suggest","session":"b","context":"the weather was lovely yesterday and we"}' \
-    '{"op":"suggest","session":"c","context":"please send an email to Anna about the budget","private":true}' |
+    '{"op":"suggest","session":"c","context":"please send an email to Anna about the budget","private":true}' \
+    '{"op":"suggest","session":"d","context":"[sudo] password for anna: please send an email to Anna about the budget"}' |
     "$LAYA" serve --stdio --no-learn --model "$M" >"$T/out" 2>"$T/err"
 check "serve: a confident intent in the reply" sh -c "sed -n 1p '$T/out' | grep -q '\"intent\":{\"name\":\"send_email\",\"p\":0\\.[0-9]*\\|\"intent\":{\"name\":\"send_email\",\"p\":1\\.0'"
 check "serve: none for other" sh -c "! sed -n 2p '$T/out' | grep -q intent"
 check "serve: none when private" sh -c "! sed -n 3p '$T/out' | grep -q intent"
+# after a password prompt the secret is typed: no intent, no suggestion (issue 39)
+check "serve: none after a password prompt" sh -c "sed -n 4p '$T/out' | grep -q '\"suggestions\":\[\]' && ! sed -n 4p '$T/out' | grep -q intent"
 printf '%s\n' '{"op":"suggest","session":"a","context":"please send an email to Anna about the budget"}' |
     "$LAYA" serve --stdio --no-learn --no-intent --model "$M" >"$T/out" 2>"$T/err"
 check "serve --no-intent: none" sh -c "! grep -q intent '$T/out'"

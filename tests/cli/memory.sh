@@ -107,10 +107,15 @@ fb_serve() {
         '{"op":"commit","text":"I like the qu"}' |
         "$LAYA" serve --stdio --memory "$FB" >"$T/fb.out" 2>/dev/null
 }
-# Passed over and never committed: nothing on disk.
-printf '%s\n' '{"op":"suggest","context":"Dear Zorblatt","k":3}' '{"op":"feedback","accepted":-1}' |
+# Typed (a client's contexts), passed over, erased, never committed; another
+# line committed after it: no byte of the erased name on disk (issue 39).
+printf '%s\n' '{"op":"suggest","context":"Dear Zorblatt","k":3}' '{"op":"feedback","accepted":-1}' \
+    '{"op":"suggest","context":"Dear Zorbla","k":3}' '{"op":"feedback","accepted":-1}' \
+    '{"op":"suggest","context":"Dear ","k":3}' '{"op":"feedback","accepted":-1}' \
+    '{"op":"suggest","context":"Dear Anna","k":3}' '{"op":"commit","text":"Dear Anna"}' |
     "$LAYA" serve --stdio --memory "$T/fb0.db" >/dev/null 2>&1
 check "feedback without a commit: no byte on disk" sh -c "test -s '$T/fb0.db' && ! cat '$T/fb0.db'* | grep -aq Zorbl"
+check "the committed line is there" sh -c "'$LAYA' memory list --memory '$T/fb0.db' | grep -q 'Dear Anna'"
 fb_serve
 check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 4
 "$LAYA" memory list --feedback --memory "$FB" >"$T/fb.list" 2>"$T/fb.err"

@@ -114,7 +114,8 @@ check "and a run after it changes nothing" grep -q "^0 added, 0 updated, 0 remov
 M=$ROOT/models/default.safetensors
 if [ -f "$M" ]; then
     printf '%s\n' '{"op":"suggest","context":"When is the launch now? "}' '{"op":"notes","query":"april"}' \
-        '{"op":"suggest","context":"the launch ","private":true}' |
+        '{"op":"suggest","context":"the launch ","private":true}' \
+        '{"op":"suggest","context":"[sudo] password for anna: When is the launch now? "}' |
         "$LAYA" serve --stdio --model "$M" >"$T/proto" 2>"$T/proto.err"
     check "serve: a suggest reply carries the related note" python3 -c "
 import json
@@ -122,6 +123,8 @@ r = [json.loads(l) for l in open('$T/proto', encoding='utf-8')]
 assert r[0]['notes'][0]['path'] == '$N/apollo.md' and r[0]['notes'][0]['title'] == 'Project Apollo', r[0]
 assert r[1]['notes'][0]['title'] == 'Project Apollo' and '[April]' in r[1]['notes'][0]['snippet'], r[1]
 assert 'notes' not in r[2], r[2]
+# after a password prompt: no notes, no intent, no suggestion (issue 39)
+assert 'notes' not in r[3] and 'intent' not in r[3] and r[3]['suggestions'] == [], r[3]
 "
     fails_with "serve --notes: a missing index is refused" "laya notes index" \
         "$LAYA" serve --stdio --model "$M" --notes "$T/none.db" </dev/null
