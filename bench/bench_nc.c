@@ -15,14 +15,15 @@
 
 /* Best-of-5 microseconds per call of scoring n nodes (made stale first). */
 static double score_us(laya_session *s, int n) {
-    node *nds[ENGINE_GEN_BEAMS];
-    for (int j = 0; j < n; j++) nds[j] = &s->nodes[j];
+    engine_nc_dist *nds[ENGINE_GEN_BEAMS];
+    const float *ys[ENGINE_GEN_BEAMS];
+    for (int j = 0; j < n; j++) nds[j] = &s->nodes[j].nc, ys[j] = s->nodes[j].c.y;
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
         double t0 = bench_now();
         for (int rep = 0; rep < 200; rep++) {
-            for (int j = 0; j < n; j++) nds[j]->nc_ver = 0;
-            engine_nc_ensure_batch(s, nds, n);
+            for (int j = 0; j < n; j++) nds[j]->ver = 0;
+            engine_nc_ensure_batch(&s->nc, &s->cx, nds, ys, n);
         }
         double us = (bench_now() - t0) * 1e6 / 200.0;
         if (us < best) best = us;
@@ -71,7 +72,7 @@ BENCH(nc_cache) {
     laya_suggestion out[3];
     int k = 0;
     laya_suggest(s, 3, out, &k);
-    s->nc_w = s->ec.cache_weight;
+    s->nc.w = s->ec.cache_weight;
     /* Nodes with distinct vectors: cur's output, scaled. */
     for (int j = 0; j < ENGINE_GEN_BEAMS; j++)
         for (int h = 0; h < s->cfg.H; h++) s->nodes[j].c.y[h] = s->cx.cur.y[h] * (1.0f + 0.1f * (float)j) + 0.01f * (float)(h % 7);
@@ -88,7 +89,7 @@ BENCH(nc_cache) {
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
         double t0 = bench_now();
-        for (int rep = 0; rep < 1000; rep++) engine_nc_record(s);
+        for (int rep = 0; rep < 1000; rep++) engine_nc_record(&s->nc, &s->cx, s->private_field);
         double us = (bench_now() - t0) * 1e6 / 1000.0;
         if (us < best) best = us;
     }

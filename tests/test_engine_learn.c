@@ -277,13 +277,13 @@ TEST(engine_cache_is_trusted_as_it_fills) {
     CHECKF(laya_model_load("models/default.safetensors", &m, err, sizeof err) == LAYA_OK, "%s", err);
     laya_session *s = learning_session(m);
     CHECK(s);
-    CHECK(engine_nc_trust(s) == 0);
+    CHECK(engine_nc_trust(&s->nc, &s->cx) == 0);
     char x[512];
     type_chars(s, "谢谢你的帮", x, sizeof x);
     CHECKF(!strstr(x, "你的"), "after 谢谢你的帮 typed: '%s'", x);
     const int64_t n = s->cx.cur.st.n - 1;
-    CHECKF(n > 0 && n < 8 && fabs(engine_nc_trust(s) - (double)n / (n + ENGINE_NC_RAMP)) < 1e-12,
-           "%lld positions, trust %f", (long long)n, engine_nc_trust(s));
+    CHECKF(n > 0 && n < 8 && fabs(engine_nc_trust(&s->nc, &s->cx) - (double)n / (n + ENGINE_NC_RAMP)) < 1e-12,
+           "%lld positions, trust %f", (long long)n, engine_nc_trust(&s->nc, &s->cx));
     /* a long text: the window's 512 positions, never more */
     char *longt = malloc(20000);
     CHECK(longt);
@@ -291,7 +291,7 @@ TEST(engine_cache_is_trusted_as_it_fills) {
     for (int i = 0; i < 200; i++) strcat(longt, "The report is late again. ");
     suggest(s, longt, x, sizeof x);
     CHECKF(s->cx.cur.st.n - 1 > ENGINE_NC_SIZE, "%lld tokens", (long long)s->cx.cur.st.n);
-    CHECK(fabs(engine_nc_trust(s) - (double)ENGINE_NC_SIZE / (ENGINE_NC_SIZE + ENGINE_NC_RAMP)) < 1e-12);
+    CHECK(fabs(engine_nc_trust(&s->nc, &s->cx) - (double)ENGINE_NC_SIZE / (ENGINE_NC_SIZE + ENGINE_NC_RAMP)) < 1e-12);
     free(longt);
     laya_session_free(s);
     laya_model_free(m);
@@ -336,7 +336,7 @@ TEST(engine_cache_after_edits_equals_a_fresh_read) {
     CHECK(m);
     /* A cache of 16 positions, so that the ring wraps within the text. */
     laya_session *s = learning_session(m);
-    CHECK(s && engine_nc_init(s, 16) == LAYA_OK);
+    CHECK(s && engine_nc_init(&s->nc, &s->cfg, 16) == LAYA_OK);
     const char *text = "The cat sat on the mat. The dog sat on the log. 我们明天见。The cat sat on the";
     char cur[256] = "";
     size_t n = 0;
@@ -364,7 +364,7 @@ TEST(engine_cache_after_edits_equals_a_fresh_read) {
         }
         cur[n] = 0;
         laya_session *f = learning_session(m);
-        CHECK(f && engine_nc_init(f, 16) == LAYA_OK);
+        CHECK(f && engine_nc_init(&f->nc, &f->cfg, 16) == LAYA_OK);
         laya_suggestion a[3], b[3];
         int na = 0, nb = 0;
         CHECK(laya_suggest(s, 3, a, &na) == LAYA_OK);

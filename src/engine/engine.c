@@ -164,7 +164,7 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
 static void feed(laya_session *s, int32_t id) {
     int ni = engine_node_next(s, id);
     engine_context_feed(&s->cx, s->m, id, ni >= 0 ? &s->nodes[ni].c : NULL);
-    engine_nc_record(s);
+    engine_nc_record(&s->nc, &s->cx, s->private_field);
 }
 
 laya_status laya_session_new(const laya_model *lm, laya_session **out) {
@@ -181,11 +181,11 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
     }
-    if (engine_nc_init(s, ENGINE_NC_SIZE) != LAYA_OK) {
+    if (engine_nc_init(&s->nc, &s->cfg, ENGINE_NC_SIZE) != LAYA_OK) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
     }
-    engine_nc_record(s);
+    engine_nc_record(&s->nc, &s->cx, s->private_field);
     *out = s;
     return LAYA_OK;
 }
@@ -195,7 +195,7 @@ void laya_session_free(laya_session *s) {
     engine_context_free(&s->cx);
     engine_search_free(s);
     learn_index_free(s->cix);
-    engine_nc_init(s, 0);
+    engine_nc_free(&s->nc);
     notes_link_free(s->notes);
     engine_pipe_free(s->pipe);
     free(s);

@@ -6,6 +6,7 @@
 #define LAYA_ENGINE_SESSION_H
 
 #include "engine/context.h"
+#include "engine/nc.h"
 
 /* Per-token facts the search needs, computed once per model. */
 enum {
@@ -30,7 +31,7 @@ struct laya_model {
 /* ENGINE_GEN_BEAMS: the beams of one depth of the search: up to the beam
  * width that have matched the typed tail and as many that have not yet
  * (suggest.c, next_generation). */
-enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM, ENGINE_NC_TOP = 16 };
+enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM };
 /* ENGINE_KEPT: full logits vectors kept for nodes that may become the root
  * (suggest.c, keep_logits). */
 enum { ENGINE_KEPT = 4 };
@@ -47,14 +48,7 @@ typedef struct {
     int nt;                       /* best non-special tokens, best first */
     int32_t top[ENGINE_TOPN];
     float tv[ENGINE_TOPN];        /* their logits */
-    /* The continuous cache's distribution for this node (nc.c), valid
-     * while nc_ver == the session's cur_ver + 1: its ENGINE_NC_TOP most
-     * likely tokens and their cache probabilities. */
-    uint64_t nc_ver;
-    int nc_n;
-    int32_t nc_id[ENGINE_NC_TOP];
-    float nc_p[ENGINE_NC_TOP];
-    float nc_null;                /* the share no position of the window takes */
+    engine_nc_dist nc;            /* the continuous cache's distribution here (nc.h) */
 } node;
 
 /* One hypothesis of the suggestion search. */
@@ -160,25 +154,7 @@ struct laya_session {
     uint8_t shown_text[ENGINE_MAX_K][ENGINE_MAX_GEN];
     size_t shown_len[ENGINE_MAX_K];
 
-    /* The continuous cache (nc.c): the unit output vectors y of the last
-     * nc_m positions of the stable text, each with the position it was
-     * produced at (nc_pos; its target is tok[pos]); nc_m 0: off. */
-    int nc_m;
-    float nc_w;                     /* the weight of this search: ec.cache_weight, or
-                                       ec.cjk_cache_weight after a CJK character */
-    int nc_mixing;                  /* engine_nc_mark: a node's cache is in nc_acc */
-    double nc_l1m;                  /* then log(nc_keep) */
-    double nc_keep;                 /* the model's share: 1 - nc_w (1 - the node's nc_null) */
-    uint8_t *nc_panel;              /* (nc_m + NC_SLACK, H) the unit vectors in q8, in the
-                                       kernels' panel form (a ring a little longer than the
-                                       window, nc.c) */
-    uint8_t *nc_rowq;               /* (H) scratch: one row's codes, */
-    float *nc_rowsb;                /* (2 H/G) and its scales and biases */
-    int64_t *nc_pos;                /* (nc_m) */
-    float *nc_acc;                  /* (V) zeroed scratch */
-    float *nc_sim;                  /* (NC_BATCH, max(ring, H)) scratch: similarities */
-    float *nc_x;                    /* (NC_BATCH, H) scratch: the vectors scored together */
-    int32_t *nc_touch;              /* (nc_m) scratch */
+    engine_nc nc;                   /* nc.h: the continuous cache, the search's scoring plug-in */
 
     /* The keystroke pipeline's state (pipeline.h; NULL until the first
      * laya_session_event) and the field's secret flag (engine_gate). */
@@ -241,34 +217,6 @@ void engine_blend_prior(laya_session *s);
  * path from the root is the stable tokens fed since the root, then id), or
  * -1: feeding a token the last search already stepped costs a copy. */
 int engine_node_next(const laya_session *s, int32_t id);
-/* nc.c: the continuous cache. ENGINE_NC_SIZE: the positions it holds;
- * ENGINE_NC_THETA: the sharpness of its softmax over cosines (both chosen
- * in nc.c). engine_nc_init sizes it (m positions; 0: none);
- * engine_nc_record stores cur's output vector (feed); engine_nc_on:
- * whether the search mixes it in (its weight nc_w > 0, learning on, not a
- * private field);
- * engine_nc_ensure_batch computes the cache distributions of n nodes where
- * stale (repeats and fresh ones skipped; one pass over the ring for every
- * four); engine_nc_mark(s, nd, 1) makes node nd's the one
- * engine_nc_mix(s, id, lpm) mixes into a model log-probability lpm of
- * token id, in O(1) (lpm unchanged where the cache is off or the node's
- * distribution is empty: no text yet), and engine_nc_mark(s, nd, 0) clears
- * it; engine_nc_pend the node's word-end mass. engine_nc_trust: the
- * share of its weight the cache gets with the positions it holds now, n /
- * (n + ENGINE_NC_RAMP) (nc.c says why). */
-enum { ENGINE_NC_SIZE = 512, ENGINE_NC_RAMP = 32 };
-#define ENGINE_NC_THETA 30.0f
-/* The cosine of the cache's null position (nc.c): 0.5 (2026-12-05, sixth
- * session; docs/RESULTS.md, "A cache that resembles nothing"). */
-#define ENGINE_NC_NULL_COS 0.5
-laya_status engine_nc_init(laya_session *s, int m);
-void engine_nc_record(laya_session *s);
-int engine_nc_on(const laya_session *s);
-double engine_nc_trust(const laya_session *s);
-void engine_nc_ensure_batch(laya_session *s, node *const *nds, int n);
-void engine_nc_mark(laya_session *s, const node *nd, int on);
-double engine_nc_mix(const laya_session *s, int32_t id, double lpm);
-double engine_nc_pend(const laya_session *s, const node *nd);
 /* Allocates and frees the search scratch of a session (one block). */
 laya_status engine_search_init(laya_session *s);
 void engine_search_free(laya_session *s);

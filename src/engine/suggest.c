@@ -201,7 +201,7 @@ static int node_new(laya_session *s, int parent, int32_t id) {
     n->tok = id;
     n->used = s->stamp;
     n->has_sum = 0;
-    n->nc_ver = 0;
+    n->nc.ver = 0;
     model_state_copy(&s->cfg, &n->c.st, &p->c.st);
     memcpy(n->c.y, p->c.y, (size_t)s->cfg.H * sizeof(float));
     return victim;
@@ -426,7 +426,7 @@ static void expand_constrained(search *q, int bi) {
      * is all about the word typed; in one list of three the splits crowded
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
-    engine_nc_mark(s, nd, 1);  /* the node's cache distribution: engine_suggest's batch */
+    engine_nc_mark(&s->nc, &nd->nc, 1);  /* the node's cache distribution: engine_suggest's batch */
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
         if (q->split) start = q->np;
@@ -434,12 +434,12 @@ static void expand_constrained(search *q, int bi) {
             size_t tn;
             tok_bytes(tk, s->ids[i], &tn);
             if ((tn >= rn) != (pass == 0)) continue;
-            double lp = b->lp + engine_nc_mix(s, s->ids[i], (double)lg[i] - nd->lz);
+            double lp = b->lp + engine_nc_mix(&s->nc, s->ids[i], (double)lg[i] - nd->lz);
             if (pass == 0) q->pmass += exp(lp);
             pool_add(q, start, bi, s->ids[i], lp);
         }
     }
-    engine_nc_mark(s, nd, 0);
+    engine_nc_mark(&s->nc, &nd->nc, 0);
 }
 
 /* The summary of a node's logits lg (V) that a free expansion needs: the
@@ -507,7 +507,7 @@ static void expand_free(search *q, int bi) {
     const node *nd = &s->nodes[b->node];  /* its cache distribution: engine_suggest's batch */
     /* the word-end mass with the cache's share (engine_nc_pend), of which
      * the model's share of blanks goes on with one */
-    double pe = exp(b->lp) * engine_nc_pend(s, nd), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
+    double pe = exp(b->lp) * engine_nc_pend(&s->nc, &nd->nc, nd->pend, s->wend), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
     if (!(psp <= pe)) psp = pe;
     if (!spaceable(s, b->gen, b->glen)) psp = 0;
     emit(q, b, pe, psp);
@@ -517,29 +517,29 @@ static void expand_free(search *q, int bi) {
      * first. */
     expansion top[ENGINE_TOPN + ENGINE_NC_TOP];
     int ntop = 0;
-    engine_nc_mark(s, nd, 1);
+    engine_nc_mark(&s->nc, &nd->nc, 1);
     for (int i = 0; i < nd->nt; i++) {
-        expansion e = {.id = nd->top[i], .lp = engine_nc_mix(s, nd->top[i], (double)nd->tv[i] - nd->lz)};
+        expansion e = {.id = nd->top[i], .lp = engine_nc_mix(&s->nc, nd->top[i], (double)nd->tv[i] - nd->lz)};
         topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
     }
-    if (engine_nc_on(s)) {
+    if (engine_nc_on(&s->nc)) {
         /* the cache's tokens outside the node's best: their logits */
         int32_t ids[ENGINE_NC_TOP];
         float lgs[ENGINE_NC_TOP];
         int n = 0;
-        for (int i = 0; i < nd->nc_n; i++) {
-            int32_t id = nd->nc_id[i];
+        for (int i = 0; i < nd->nc.n; i++) {
+            int32_t id = nd->nc.id[i];
             int dup = !(s->wgen[id] > 0) || !cache_token_allowed(q, b, id);
             for (int j = 0; j < nd->nt && !dup; j++) dup = nd->top[j] == id;
             if (!dup) ids[n++] = id;
         }
         if (n) model_logits_ids(s->m, nd->c.y, ids, n, lgs);
         for (int i = 0; i < n; i++) {
-            expansion e = {.id = ids[i], .lp = engine_nc_mix(s, ids[i], (double)lgs[i] - nd->lz)};
+            expansion e = {.id = ids[i], .lp = engine_nc_mix(&s->nc, ids[i], (double)lgs[i] - nd->lz)};
             topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
         }
     }
-    engine_nc_mark(s, nd, 0);
+    engine_nc_mark(&s->nc, &nd->nc, 0);
     int start = q->np, taken = 0;
     for (int i = 0; i < ntop && taken < q->width; i++) {
         size_t tn;
@@ -897,7 +897,7 @@ static void reroot(laya_session *s) {
         root->has_sum = 0;
     }
     root->c = s->cx.cur;
-    root->nc_ver = 0;
+    root->nc.ver = 0;
     s->nodes_ver = s->cx.cur_ver;
     s->nodes_rewinds = s->cx.rewinds;
     s->root_n = s->cx.cur.st.n;
@@ -971,10 +971,11 @@ static int search_run(laya_session *s, int k) {
     q.after_cjk = after_cjk;
     /* the continuous cache's weight for this search: none while incognito,
      * less while the text typed is short (engine_nc_trust) */
-    s->nc_w = !s->learn_on || engine_memory_incognito(s) ? 0
+    s->nc.w = !s->learn_on || engine_memory_incognito(s) ? 0
               : after_cjk                                ? s->ec.cjk_cache_weight
                                                          : s->ec.cache_weight;
-    s->nc_w *= engine_nc_trust(s);
+    s->nc.w *= engine_nc_trust(&s->nc, &s->cx);
+    if (s->private_field) s->nc.w = 0;   /* nothing personal in a private field */
     q.steps_left = q.budget;
     /* Inside a CJK run the tail's characters are whole (an input method
      * commits them) and a token that covers part of it is the usual
@@ -993,11 +994,15 @@ static int search_run(laya_session *s, int k) {
         q.np = 0;
         summarize_free(&q, nb);
         /* the cache's distributions of this depth's nodes, in one batch */
-        node *nds[ENGINE_GEN_BEAMS];
+        engine_nc_dist *nds[ENGINE_GEN_BEAMS];
+        const float *ys[ENGINE_GEN_BEAMS];
         int nn = 0;
         for (int i = 0; i < nb; i++)
-            if (s->beams[0][i].node >= 0) nds[nn++] = &s->nodes[s->beams[0][i].node];
-        engine_nc_ensure_batch(s, nds, nn);
+            if (s->beams[0][i].node >= 0) {
+                ys[nn] = s->nodes[s->beams[0][i].node].c.y;
+                nds[nn++] = &s->nodes[s->beams[0][i].node].nc;
+            }
+        engine_nc_ensure_batch(&s->nc, &s->cx, nds, ys, nn);
         for (int i = 0; i < nb; i++) {
             if (s->beams[0][i].node < 0) continue;  /* a hopeless leaf */
             if (s->beams[0][i].r < q.m) expand_constrained(&q, i);
