@@ -17,7 +17,7 @@
 static double score_us(laya_session *s, int n) {
     engine_nc_dist *nds[ENGINE_GEN_BEAMS];
     const float *ys[ENGINE_GEN_BEAMS];
-    for (int j = 0; j < n; j++) nds[j] = &s->nodes[j].nc, ys[j] = s->nodes[j].c.y;
+    for (int j = 0; j < n; j++) nds[j] = &s->sr.nodes[j].nc, ys[j] = s->sr.nodes[j].c.y;
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
         double t0 = bench_now();
@@ -75,7 +75,7 @@ BENCH(nc_cache) {
     s->nc.w = s->ec.cache_weight;
     /* Nodes with distinct vectors: cur's output, scaled. */
     for (int j = 0; j < ENGINE_GEN_BEAMS; j++)
-        for (int h = 0; h < s->cfg.H; h++) s->nodes[j].c.y[h] = s->cx.cur.y[h] * (1.0f + 0.1f * (float)j) + 0.01f * (float)(h % 7);
+        for (int h = 0; h < s->cfg.H; h++) s->sr.nodes[j].c.y[h] = s->cx.cur.y[h] * (1.0f + 0.1f * (float)j) + 0.01f * (float)(h % 7);
     size_t ntok = 0;
     engine_tokens(s, &ntok);
     printf("window %d positions (text: %zu tokens), ring %d rows of H=%d (q8)\n", ENGINE_NC_SIZE, ntok,

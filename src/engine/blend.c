@@ -90,8 +90,8 @@ static int one_edit(const uint8_t *a, int na, const uint8_t *b, int nb) {
  * counts twice and is the user's spelling. */
 static int likely_typo(const laya_session *s, const learn_cand *m, double p_mem) {
     if (m->count > 1 || !m->word_end) return 0;
-    for (int i = 0; i < s->n_cand; i++) {
-        const candidate *c = &s->cand[i];
+    for (int i = 0; i < s->sr.cands.n; i++) {
+        const candidate *c = &s->sr.cands.cand[i];
         /* compare the words: the model's candidate may end with a blank */
         int nc = c->len, nm = m->len;
         while (nc > 0 && c->text[nc - 1] == ' ') nc--;
@@ -162,16 +162,16 @@ static int is_picked(const int *picked, int np, int i) {
  * full. What an expert proposes is added to it. */
 static int cand_slot(laya_session *s, const uint8_t *text, int len, int *made) {
     *made = 0;
-    for (int i = 0; i < s->n_cand; i++)
-        if (s->cand[i].len == len && !memcmp(s->cand[i].text, text, (size_t)len)) return i;
-    if (s->n_cand == ENGINE_MAX_CAND) return -1;
-    candidate *c = &s->cand[s->n_cand];
+    for (int i = 0; i < s->sr.cands.n; i++)
+        if (s->sr.cands.cand[i].len == len && !memcmp(s->sr.cands.cand[i].text, text, (size_t)len)) return i;
+    if (s->sr.cands.n == ENGINE_MAX_CAND) return -1;
+    candidate *c = &s->sr.cands.cand[s->sr.cands.n];
     memcpy(c->text, text, (size_t)len);
     c->len = len;
     c->prob = 0;
     c->sp = 0;
     *made = 1;
-    return s->n_cand++;
+    return s->sr.cands.n++;
 }
 
 /* Mixes one memory's proposal into the candidates (see the top), k of
@@ -190,8 +190,8 @@ static void mix(laya_session *s, const learn_result *r, int k) {
     double mu = r->conf;
     int typo[LEARN_MAX_CAND] = {0};
     for (int j = 0; j < r->n; j++) typo[j] = likely_typo(s, &r->c[j], mu * r->c[j].p);
-    for (int i = 0; i < s->n_cand; i++) {
-        candidate *c = &s->cand[i];
+    for (int i = 0; i < s->sr.cands.n; i++) {
+        candidate *c = &s->sr.cands.cand[i];
         c->prob *= 1 - mu;
         c->score = engine_rank_score(c->text, c->len, c->prob, s->ec.len_exp);
     }
@@ -206,7 +206,7 @@ static void mix(laya_session *s, const learn_result *r, int k) {
             continue;
         int ci = cand_slot(s, m->text, m->len, &made[j]);
         if (ci < 0) continue;
-        candidate *c = &s->cand[ci];
+        candidate *c = &s->sr.cands.cand[ci];
         at[j] = ci;
         base[j] = c->prob;
         c->prob += mu * m->p;
@@ -219,7 +219,7 @@ static void mix(laya_session *s, const learn_result *r, int k) {
         /* What would be shown; it changes only when a junk word goes, which
          * ends this pass. */
         int picked[ENGINE_MAX_K];
-        const int np = engine_pick(s, k < ENGINE_MAX_K ? k : ENGINE_MAX_K, 0, picked);
+        const int np = engine_pick(&s->sr.cands, &s->ec, k < ENGINE_MAX_K ? k : ENGINE_MAX_K, 0, picked);
         for (int j = 0; j < r->n && !again; j++) {
             if (at[j] < 0 || !is_picked(picked, np, at[j])) continue;
             int ci = at[j];
@@ -227,12 +227,12 @@ static void mix(laya_session *s, const learn_result *r, int k) {
             if (!junk_word(s, &r->c[j])) continue;
             again = 1;
             if (!made[j]) {
-                s->cand[ci].prob = base[j];
-                s->cand[ci].score = engine_rank_score(s->cand[ci].text, s->cand[ci].len, base[j], s->ec.len_exp);
+                s->sr.cands.cand[ci].prob = base[j];
+                s->sr.cands.cand[ci].score = engine_rank_score(s->sr.cands.cand[ci].text, s->sr.cands.cand[ci].len, base[j], s->ec.len_exp);
                 continue;
             }
-            memmove(&s->cand[ci], &s->cand[ci + 1], (size_t)(s->n_cand - ci - 1) * sizeof *s->cand);
-            s->n_cand--;
+            memmove(&s->sr.cands.cand[ci], &s->sr.cands.cand[ci + 1], (size_t)(s->sr.cands.n - ci - 1) * sizeof *s->sr.cands.cand);
+            s->sr.cands.n--;
             for (int x = 0; x < r->n; x++)
                 if (at[x] > ci) at[x]--;
         }
@@ -254,8 +254,8 @@ static void apply_feedback(laya_session *s, const learn_fb *fb, learn_result *r)
     size_t kl;
     const uint8_t *key = learn_fb_key(s->cx.ctx, s->cx.len, &kl);
     uint64_t kh = learn_fb_key_hash(key, kl);
-    for (int i = 0; i < s->n_cand; i++) {
-        candidate *c = &s->cand[i];
+    for (int i = 0; i < s->sr.cands.n; i++) {
+        candidate *c = &s->sr.cands.cand[i];
         double f = fb_factor(fb, kh, c->text, c->len);
         if (f == 1.0) continue;
         c->prob *= f;
@@ -366,13 +366,13 @@ void engine_blend_prior(laya_session *s) {
     if (n == 0) return;
     double odds = w < 1 ? w / (1 - w) : 1;
     if (w >= 1)
-        for (int i = 0; i < s->n_cand; i++) s->cand[i].prob = s->cand[i].score = 0;
+        for (int i = 0; i < s->sr.cands.n; i++) s->sr.cands.cand[i].prob = s->sr.cands.cand[i].score = 0;
     for (int j = 0; j < n; j++) {   /* valid UTF-8 of at most PRIOR_MAX_WORD bytes (prior_parse) */
         const prior_cand *m = &pc[j];
         if (m->len <= 0 || m->len > ENGINE_MAX_GEN || memchr(m->text, '\n', (size_t)m->len)) continue;
         int made, ci = cand_slot(s, m->text, m->len, &made);
         if (ci < 0) continue;
-        candidate *c = &s->cand[ci];
+        candidate *c = &s->sr.cands.cand[ci];
         c->prob += odds * m->p;
         if (c->prob > 1) c->prob = 1;
         c->score = engine_rank_score(c->text, c->len, c->prob, s->ec.len_exp);

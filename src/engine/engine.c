@@ -162,8 +162,7 @@ laya_status engine_set_cfg(laya_session *s, const engine_cfg *c) {
  * moves the stable state, that is the last chunk's tokens nearly every
  * time). */
 static void feed(laya_session *s, int32_t id) {
-    int ni = engine_node_next(s, id);
-    engine_context_feed(&s->cx, s->m, id, ni >= 0 ? &s->nodes[ni].c : NULL);
+    engine_context_feed(&s->cx, s->m, id, engine_search_known(&s->sr, &s->cx, id));
     engine_nc_record(&s->nc, &s->cx, s->private_field);
 }
 
@@ -177,7 +176,7 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     s->cfg = lm->m->cfg;
     s->ec = engine_cfg_default();
     s->learn_kappa = ENGINE_LEARN_KAPPA;
-    if (engine_context_init(&s->cx, s->m) != LAYA_OK || engine_search_init(s) != LAYA_OK) {
+    if (engine_context_init(&s->cx, s->m) != LAYA_OK || engine_search_init(&s->sr, s->lm) != LAYA_OK) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
     }
@@ -193,7 +192,7 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
 void laya_session_free(laya_session *s) {
     if (!s) return;
     engine_context_free(&s->cx);
-    engine_search_free(s);
+    engine_search_free(&s->sr);
     learn_index_free(s->cix);
     engine_nc_free(&s->nc);
     notes_link_free(s->notes);
@@ -215,7 +214,7 @@ static laya_status ctx_edit(laya_session *s, size_t keep, const uint8_t *add, si
  * model rewound to the first token that differs and fed from there. */
 static laya_status apply(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
     if (keep > s->cx.len) return LAYA_ERR_INTERNAL;
-    s->n_guess = s->guess_done = 0;
+    s->sr.guesses.n = s->sr.guesses.done = 0;
     if (n > ENGINE_MAX_CONTEXT - keep) return LAYA_ERR_LIMIT;
     size_t old_len = s->cx.len;
     if (ctx_edit(s, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
@@ -251,7 +250,7 @@ laya_status laya_session_reset(laya_session *s) {
     engine_context_reset(&s->cx, s->m);
     s->cix_end = SIZE_MAX;
     s->shown_n = 0;
-    s->n_guess = s->guess_done = 0;
+    s->sr.guesses.n = s->sr.guesses.done = 0;
     return LAYA_OK;
 }
 
@@ -291,18 +290,18 @@ int laya_goes_before_blank(uint32_t c) { return c && c < 0x80 && strchr(".,;:!?"
 
 /* Keeps as the guesses laya_session_prefetch works on the first character
  * of out's best suggestion and that of the next one that begins otherwise. */
-static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int k) {
-    s->n_guess = s->guess_done = 0;
-    s->guess_k = k;
-    for (int i = 0; i < n && s->n_guess < ENGINE_GUESSES; i++) {
+static void set_guesses(engine_guesses *g, const laya_suggestion *out, int n, int k) {
+    g->n = g->done = 0;
+    g->k = k;
+    for (int i = 0; i < n && g->n < ENGINE_GUESSES; i++) {
         size_t e = out[i].len ? utf8_next((const uint8_t *)out[i].text, out[i].len, 0) : 0;
-        if (e == 0 || e > sizeof s->guess[0]) continue;
+        if (e == 0 || e > sizeof g->text[0]) continue;
         int seen = 0;
-        for (int j = 0; j < s->n_guess; j++)
-            seen |= s->guess_n[j] == (int)e && !memcmp(s->guess[j], out[i].text, e);
+        for (int j = 0; j < g->n; j++)
+            seen |= g->len[j] == (int)e && !memcmp(g->text[j], out[i].text, e);
         if (seen) continue;
-        memcpy(s->guess[s->n_guess], out[i].text, e);
-        s->guess_n[s->n_guess++] = (int)e;
+        memcpy(g->text[g->n], out[i].text, e);
+        g->len[g->n++] = (int)e;
     }
 }
 
@@ -327,14 +326,14 @@ static void set_guesses(laya_session *s, const laya_suggestion *out, int n, int 
  * more in idle time, p50 -10%; three guesses from the candidates' first
  * characters reach 44% of the keys and 8.7 -> 6.1 steps on demand for 19
  * ahead, and the median key is still a miss (docs/RESULTS.md). */
-static int guess_keeps_root(const laya_session *s, const uint8_t *g, int gn) {
-    size_t m = s->cx.len - s->cx.stable;
-    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL || (size_t)gn > ENGINE_MAX_CONTEXT - s->cx.len) return 0;
+static int guess_keeps_root(const engine_context *cx, const tok *tk, const uint8_t *g, int gn) {
+    size_t m = cx->len - cx->stable;
+    if (m == 0 || m + (size_t)gn > ENGINE_MAX_TAIL || (size_t)gn > ENGINE_MAX_CONTEXT - cx->len) return 0;
     uint8_t t[ENGINE_MAX_TAIL];
-    memcpy(t, s->cx.ctx + s->cx.stable, m);
+    memcpy(t, cx->ctx + cx->stable, m);
     memcpy(t + m, g, (size_t)gn);
     if (utf8_cjk_at(t, m + (size_t)gn, m)) return 0;
-    const size_t ts = tok_tail_start(s->m->tok, t, m + (size_t)gn);
+    const size_t ts = tok_tail_start(tk, t, m + (size_t)gn);
     return ts == 0 || (ts == m && g[0] >= 0x20 && g[0] != 0x7F);
 }
 
@@ -348,7 +347,7 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
      * kept: learn_index, learn.c). */
     if (engine_gate(s) == ENGINE_GATE_SECRET) return LAYA_OK;
     laya_status st = engine_suggest(s, k, out, n_out);
-    if (st == LAYA_OK) set_guesses(s, out, *n_out, k);
+    if (st == LAYA_OK) set_guesses(&s->sr.guesses, out, *n_out, k);
     if (st == LAYA_OK && *n_out && feedback_on(s)) {
         size_t kl;
         const uint8_t *key = learn_fb_key(s->cx.ctx, s->cx.len, &kl);
@@ -361,27 +360,27 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
 
 /* Passes over the guesses left that need no work: those that would move
  * the search's root (guess_keeps_root). */
-static void skip_guesses(laya_session *s) {
-    while (s->guess_done < s->n_guess && !guess_keeps_root(s, s->guess[s->guess_done], s->guess_n[s->guess_done]))
-        s->guess_done++;
+static void skip_guesses(engine_guesses *g, const engine_context *cx, const tok *tk) {
+    while (g->done < g->n && !guess_keeps_root(cx, tk, g->text[g->done], g->len[g->done])) g->done++;
 }
 
 laya_status laya_session_prefetch(laya_session *s, int *more) {
     if (more) *more = 0;
     if (!s) return LAYA_ERR_ARG;
-    skip_guesses(s);
-    if (s->guess_done >= s->n_guess) return LAYA_OK;
-    const int i = s->guess_done++;
+    engine_guesses *g = &s->sr.guesses;
+    skip_guesses(g, &s->cx, s->m->tok);
+    if (g->done >= g->n) return LAYA_OK;
+    const int i = g->done++;
     const size_t len = s->cx.len;
     /* The guess typed, the search, the guess taken back. Only the tail
      * grows (guess_keeps_root): the stable tokens and the model state are
      * those of the context, so there is nothing for apply to re-encode or
      * feed, and the guesses stay. */
-    if (ctx_edit(s, len, s->guess[i], (size_t)s->guess_n[i]) != LAYA_OK) return LAYA_ERR_NOMEM;
-    engine_search_ahead(s, s->guess_k);
+    if (ctx_edit(s, len, g->text[i], (size_t)g->len[i]) != LAYA_OK) return LAYA_ERR_NOMEM;
+    engine_search_ahead(s, g->k);
     s->cx.len = len;
-    skip_guesses(s);
-    if (more) *more = s->guess_done < s->n_guess;
+    skip_guesses(g, &s->cx, s->m->tok);
+    if (more) *more = g->done < g->n;
     return LAYA_OK;
 }
 
@@ -477,9 +476,9 @@ laya_status laya_model_describe(const laya_model *lm, laya_model_info *out) {
 
 laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *out) {
     if (!s || !out) return LAYA_ERR_ARG;
-    *out = (laya_session_stats){.steps = s->cx.steps, .search_steps = s->search_steps,
-                                .search_logits = s->search_logits, .ahead_steps = s->ahead_steps,
-                                .ahead_logits = s->ahead_logits};
+    *out = (laya_session_stats){.steps = s->cx.steps, .search_steps = s->sr.search_steps,
+                                .search_logits = s->sr.search_logits, .ahead_steps = s->sr.ahead_steps,
+                                .ahead_logits = s->sr.ahead_logits};
     return LAYA_OK;
 }
 
@@ -567,4 +566,4 @@ void engine_set_private(laya_session *s, int on) {
 }
 
 uint64_t engine_steps(const laya_session *s) { return s->cx.steps; }
-uint64_t engine_search_steps(const laya_session *s) { return s->search_steps; }
+uint64_t engine_search_steps(const laya_session *s) { return s->sr.search_steps; }

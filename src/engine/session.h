@@ -7,6 +7,7 @@
 
 #include "engine/context.h"
 #include "engine/nc.h"
+#include "engine/search.h"
 
 /* Per-token facts the search needs, computed once per model. */
 enum {
@@ -23,67 +24,7 @@ struct laya_model {
     uint8_t *tflags;  /* (V) TF_* */
 };
 
-/* A search node: the model state after the stable tokens and then a path
- * of tokens, with what the search needs of its logits once the typed tail
- * is matched (the summary). Nodes are keyed by (parent id, token) and kept
- * across keystrokes while the stable state (cur) does not change, so a
- * search that walks a path an earlier one walked steps no model. */
-/* ENGINE_GEN_BEAMS: the beams of one depth of the search: up to the beam
- * width that have matched the typed tail and as many that have not yet
- * (suggest.c, next_generation). */
-enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BEAM };
-/* ENGINE_KEPT: full logits vectors kept for nodes that may become the root
- * (suggest.c, keep_logits). */
-enum { ENGINE_KEPT = 4 };
-typedef struct {
-    ckpt c;
-    uint64_t id;                  /* unique while cur is unchanged; 0: unused */
-    uint64_t parent;              /* the parent's id (the root's for depth 1) */
-    int32_t tok;                  /* the token consumed last */
-    uint32_t used;                /* last search depth stamp that used it */
-    int has_sum;
-    double lz;                    /* log of the softmax normaliser */
-    double pend;                  /* next-token mass that ends a word */
-    double psp;                   /* next-token mass that starts with a blank (part of pend) */
-    int nt;                       /* best non-special tokens, best first */
-    int32_t top[ENGINE_TOPN];
-    float tv[ENGINE_TOPN];        /* their logits */
-    engine_nc_dist nc;            /* the continuous cache's distribution here (nc.h) */
-} node;
-
-/* One hypothesis of the suggestion search. */
-typedef struct {
-    int node;                       /* index into the session's nodes */
-    double lp;                      /* log probability so far */
-    int r;                          /* bytes of the typed tail matched */
-    int ntok;                       /* tokens generated after the tail */
-    int glen;                       /* bytes generated beyond the tail */
-    uint8_t gen[ENGINE_MAX_GEN];
-} beam;
-
-/* An expansion under consideration: beam parent, token id, new score. */
-typedef struct {
-    int parent;
-    int32_t id;
-    double lp;
-} expansion;
-
-typedef struct {
-    uint8_t text[ENGINE_MAX_GEN];
-    int len;
-    double prob;
-    double score;
-    double sp;      /* of prob, the search's mass that went on with a blank: the
-                       probability of its twin text + " " (suggest.c emit_spaced) */
-} candidate;
-
-enum { ENGINE_MAX_CAND = 128, ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
-/* Next keys laya_session_prefetch computes ahead: the best suggestion's
- * first character is the next key in 48% of English keystrokes, the two
- * best first characters in 55% (the median keystroke then a guess that
- * was right: docs/RESULTS.md, "Computing ahead between keys"). */
-enum { ENGINE_GUESSES = 2 };
-
+enum { ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
 struct laya_session {
     const laya_model *lm;
     const model *m;
@@ -91,45 +32,7 @@ struct laya_session {
     engine_cfg ec;
 
     engine_context cx;              /* context.h: the text, its stable tokens, the model states */
-    uint64_t search_steps;          /* model steps of the suggestion searches */
-    uint64_t search_logits;         /* full (V) logits vectors they computed */
-    uint64_t ahead_steps, ahead_logits;  /* the same, of laya_session_prefetch's searches */
-    /* The next characters laya_session_prefetch guesses: the first of the
-     * best suggestion the last laya_suggest returned and the first of the
-     * next one that begins otherwise (n_guess of them, guess_n[i] bytes
-     * each; guess_done of them computed ahead already), for that context
-     * (any edit clears them) and that k. */
-    uint8_t guess[ENGINE_GUESSES][4];
-    int guess_n[ENGINE_GUESSES], n_guess, guess_done, guess_k;
-
-    /* Search scratch, allocated once with the session (engine_search_init). */
-    beam beams[2][ENGINE_GEN_BEAMS];
-    expansion pool[ENGINE_GEN_BEAMS * ENGINE_GEN_BEAMS];
-    candidate cand[ENGINE_MAX_CAND];
-    int n_cand;
-    node nodes[ENGINE_NODES + 1];   /* the last one is the root: cur itself */
-    uint64_t next_id;               /* node ids handed out */
-    uint64_t nodes_ver;             /* the version of cur (cx.cur_ver) the nodes are of */
-    uint64_t nodes_rewinds;         /* cx.rewinds as of the nodes' root */
-    int64_t root_n;                 /* tokens consumed by the nodes' root */
-    uint32_t stamp;                 /* search depth stamp */
-    int root_logits_ok;
-    float *root_logits;             /* (V) logits of cur, while nodes_ver == cur_ver */
-    /* Full logits of nodes whose path ends where the typed tail ends (the
-     * word just typed: a blank or punctuation next makes it the root),
-     * ENGINE_KEPT in turn, by node id (ids are never reused; 0: none). */
-    float *kept_logits;             /* (ENGINE_KEPT, V) */
-    uint64_t kept_id[ENGINE_KEPT];
-    int kept_next;
-    float *logits;                  /* (B, V) batched logits; (V) gathered ones */
-    float *ybatch;                  /* (B, H) */
-    float *bscratch;                /* model_batch_scratch_floats(B) */
-    float *wz, *wend;               /* (V) 1 for tokens in the normaliser / ending a word */
-    float *wgen;                    /* (V) 1 for tokens a suggestion may contain */
-    float *wsp;                     /* (V) 1 for tokens that start with a blank */
-    float *search_mem;              /* the block all of the above floats live in */
-    int32_t *ids;                   /* (V) allowed ids under a constraint */
-    uint8_t out_text[ENGINE_MAX_K][ENGINE_MAX_GEN + 1];  /* NUL-terminated */
+    engine_search sr;               /* search.h: the suggestion search, its candidates */
 
     /* Personal memory (blend.c): the index the search consults (borrowed;
      * NULL: none), how much it is trusted, and the privacy switch. */
@@ -200,10 +103,6 @@ void engine_search_ahead(laya_session *s, int k);
  * of which will be shown; nothing changes when the session has no memory
  * or it proposes nothing. */
 void engine_blend_memory(laya_session *s, int k);
-/* suggest.c: the candidates shown, picked as a set (see there): the
- * indices into s->cand of at most k distinct texts (in capitals when caps)
- * at or above the probability floor, in the order shown. Returns how many. */
-int engine_pick(const laya_session *s, int k, int caps, int *picked);
 /* blend.c: 1 while the session's memory is incognito (brought up to other
  * processes' switches first), else 0: the text typed is then not learned
  * from, by the unit memory or by the continuous cache. */
@@ -213,13 +112,6 @@ int engine_memory_incognito(laya_session *s);
  * probability, and nothing changes without a prior or at 0. */
 void engine_blend_prior(laya_session *s);
 
-/* The kept search node whose state is cur's after consuming token id (its
- * path from the root is the stable tokens fed since the root, then id), or
- * -1: feeding a token the last search already stepped costs a copy. */
-int engine_node_next(const laya_session *s, int32_t id);
-/* Allocates and frees the search scratch of a session (one block). */
-laya_status engine_search_init(laya_session *s);
-void engine_search_free(laya_session *s);
 /* Fills lm->tflags from the tokenizer (engine_model_wrap). */
 void engine_token_flags(const tok *t, int32_t V, uint8_t *flags);
 

@@ -101,109 +101,110 @@ void engine_token_flags(const tok *t, int32_t V, uint8_t *flags) {
 
 /* ---- search scratch and nodes ---- */
 
-laya_status engine_search_init(laya_session *s) {
-    const model_cfg *c = &s->cfg;
+laya_status engine_search_init(engine_search *sr, const laya_model *lm) {
+    const model_cfg *c = &lm->m->cfg;
     size_t per = model_state_floats(c) + (size_t)c->H;
     size_t total = ENGINE_NODES * per + (size_t)(ENGINE_GEN_BEAMS + 1 + ENGINE_KEPT) * (size_t)c->V +
                    (size_t)ENGINE_GEN_BEAMS * (size_t)c->H + model_batch_scratch_floats(c, ENGINE_GEN_BEAMS) +
                    4 * (size_t)c->V;
-    s->search_mem = malloc(total * sizeof(float));
-    s->ids = malloc((size_t)c->V * sizeof(int32_t));
-    if (!s->search_mem || !s->ids) return LAYA_ERR_NOMEM;
-    float *p = s->search_mem;
+    sr->search_mem = malloc(total * sizeof(float));
+    sr->ids = malloc((size_t)c->V * sizeof(int32_t));
+    if (!sr->search_mem || !sr->ids) return LAYA_ERR_NOMEM;
+    float *p = sr->search_mem;
     for (int i = 0; i < ENGINE_NODES; i++) {
-        node *n = &s->nodes[i];
+        node *n = &sr->nodes[i];
         model_state_place(c, &n->c.st, p);  /* node_new copies its parent in */
         p += model_state_floats(c);
         n->c.y = p;
         p += c->H;
         n->id = 0;
     }
-    s->root_logits = p;
+    sr->root_logits = p;
     p += c->V;
-    s->kept_logits = p;
+    sr->kept_logits = p;
     p += (size_t)ENGINE_KEPT * (size_t)c->V;
-    for (int i = 0; i < ENGINE_KEPT; i++) s->kept_id[i] = 0;
-    s->kept_next = 0;
-    s->logits = p;
+    for (int i = 0; i < ENGINE_KEPT; i++) sr->kept_id[i] = 0;
+    sr->kept_next = 0;
+    sr->logits = p;
     p += (size_t)ENGINE_GEN_BEAMS * (size_t)c->V;
-    s->ybatch = p;
+    sr->ybatch = p;
     p += (size_t)ENGINE_GEN_BEAMS * (size_t)c->H;
-    s->bscratch = p;
+    sr->bscratch = p;
     p += model_batch_scratch_floats(c, ENGINE_GEN_BEAMS);
     /* Which tokens the normaliser and the word-end mass count, and which
      * may be generated (summarize). */
-    const uint8_t *fl = s->lm->tflags;
-    s->wz = p;
-    s->wend = p + c->V;
-    s->wgen = p + 2 * (size_t)c->V;
-    s->wsp = p + 3 * (size_t)c->V;
+    const uint8_t *fl = lm->tflags;
+    sr->wz = p;
+    sr->wend = p + c->V;
+    sr->wgen = p + 2 * (size_t)c->V;
+    sr->wsp = p + 3 * (size_t)c->V;
     for (int32_t i = 0; i < c->V; i++) {
         int next = !(fl[i] & TF_SPECIAL) || i == TOK_EOS;
-        s->wz[i] = next ? 1.0f : 0.0f;
-        s->wend[i] = next && (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) ? 1.0f : 0.0f;
-        s->wgen[i] = fl[i] & (TF_SPECIAL | TF_STOP) ? 0.0f : 1.0f;
-        s->wsp[i] = fl[i] & TF_BLANK ? 1.0f : 0.0f;
+        sr->wz[i] = next ? 1.0f : 0.0f;
+        sr->wend[i] = next && (i == TOK_EOS || (fl[i] & (TF_BOUNDARY | TF_STOP))) ? 1.0f : 0.0f;
+        sr->wgen[i] = fl[i] & (TF_SPECIAL | TF_STOP) ? 0.0f : 1.0f;
+        sr->wsp[i] = fl[i] & TF_BLANK ? 1.0f : 0.0f;
     }
-    s->next_id = 1;
+    sr->next_id = 1;
     return LAYA_OK;
 }
 
-void engine_search_free(laya_session *s) {
-    free(s->search_mem);
-    free(s->ids);
-    s->search_mem = NULL;
-    s->ids = NULL;
+void engine_search_free(engine_search *sr) {
+    free(sr->search_mem);
+    free(sr->ids);
+    sr->search_mem = NULL;
+    sr->ids = NULL;
 }
 
 /* The kept node for the parent's path plus token id, or -1. */
-static int node_find(const laya_session *s, int parent, int32_t id) {
-    uint64_t pid = s->nodes[parent].id;
+static int node_find(const engine_search *sr, int parent, int32_t id) {
+    uint64_t pid = sr->nodes[parent].id;
     for (int i = 0; i < ENGINE_NODES; i++)
-        if (s->nodes[i].id && s->nodes[i].parent == pid && s->nodes[i].tok == id) return i;
+        if (sr->nodes[i].id && sr->nodes[i].parent == pid && sr->nodes[i].tok == id) return i;
     return -1;
 }
 
 /* The kept node whose path from the root is the stable tokens the model
  * has consumed since the root (cur's state: the root itself when none),
  * or -1 when the nodes are not of this text (a rewind since) or lack it. */
-static int node_at_cur(const laya_session *s) {
-    if (!s->nodes[ENGINE_NODES].id || s->cx.rewinds != s->nodes_rewinds || s->cx.cur.st.n < s->root_n ||
-        (size_t)s->cx.cur.st.n > s->cx.n_tok)
+static int node_at_cur(const engine_search *sr, const engine_context *cx) {
+    if (!sr->nodes[ENGINE_NODES].id || cx->rewinds != sr->nodes_rewinds || cx->cur.st.n < sr->root_n ||
+        (size_t)cx->cur.st.n > cx->n_tok)
         return -1;
     int at = ENGINE_NODES;
-    for (int64_t t = s->root_n; t < s->cx.cur.st.n && at >= 0; t++) at = node_find(s, at, s->cx.tok[t]);
+    for (int64_t t = sr->root_n; t < cx->cur.st.n && at >= 0; t++) at = node_find(sr, at, cx->tok[t]);
     return at;
 }
 
-int engine_node_next(const laya_session *s, int32_t id) {
-    int at = node_at_cur(s);
-    return at >= 0 ? node_find(s, at, id) : -1;
+const ckpt *engine_search_known(const engine_search *sr, const engine_context *cx, int32_t id) {
+    int at = node_at_cur(sr, cx);
+    int ni = at >= 0 ? node_find(sr, at, id) : -1;
+    return ni >= 0 ? &sr->nodes[ni].c : NULL;
 }
 
 /* A fresh node for the parent's path plus token id, the parent's state
  * copied in (to be stepped): the slot of the least recently used node that
  * no beam of this depth or the last one holds. -1 if none (cannot happen
  * while ENGINE_NODES >= 2 * ENGINE_GEN_BEAMS). */
-static int node_new(laya_session *s, int parent, int32_t id) {
+static int node_new(engine_search *sr, const model_cfg *c, int parent, int32_t id) {
     int victim = -1;
     for (int i = 0; i < ENGINE_NODES; i++) {
-        const node *n = &s->nodes[i];
+        const node *n = &sr->nodes[i];
         if (!n->id) { victim = i; break; }
-        if (n->used + 1 >= s->stamp) continue;  /* held by a live beam */
-        if (victim < 0 || n->used < s->nodes[victim].used) victim = i;
+        if (n->used + 1 >= sr->stamp) continue;  /* held by a live beam */
+        if (victim < 0 || n->used < sr->nodes[victim].used) victim = i;
     }
     if (victim < 0) return -1;
-    node *n = &s->nodes[victim];
-    const node *p = &s->nodes[parent];
-    n->id = s->next_id++;
+    node *n = &sr->nodes[victim];
+    const node *p = &sr->nodes[parent];
+    n->id = sr->next_id++;
     n->parent = p->id;
     n->tok = id;
-    n->used = s->stamp;
+    n->used = sr->stamp;
     n->has_sum = 0;
     n->nc.ver = 0;
-    model_state_copy(&s->cfg, &n->c.st, &p->c.st);
-    memcpy(n->c.y, p->c.y, (size_t)s->cfg.H * sizeof(float));
+    model_state_copy(c, &n->c.st, &p->c.st);
+    memcpy(n->c.y, p->c.y, (size_t)c->H * sizeof(float));
     return victim;
 }
 
@@ -230,19 +231,24 @@ static int ends_sentence(const uint8_t *s, int n) {
 
 /* The search state that is the same for every beam of one call. */
 typedef struct {
-    laya_session *s;
-    const uint8_t *tail;   /* the typed, unfinished tail */
+    engine_search *sr;
+    const engine_context *cx;
+    const laya_model *lm;
+    const model *mod;
+    const engine_cfg *ec;
+    engine_nc *nc;         /* the continuous cache, mixed in (nc.h) */
+    const uint8_t *tail;   /* the typed, unfinished tail (engine_query) */
     int m;                 /* its length */
-    uint8_t lead[4];       /* a character the context leaves incomplete */
+    const uint8_t *lead;   /* a character the context leaves incomplete */
     int nlead;
     int width;
-    int np;                /* expansions in s->pool */
+    int np;                /* expansions in sr->pool */
     int budget;            /* nodes this search may visit: ec.max_steps, or
                               ec.cjk_steps after a CJK character */
     int steps_left;        /* of which it may still visit */
     double pmass;          /* probability of the typed tail: the mass of every
                               expansion that covers it (see expand_constrained) */
-    int k;                 /* suggestions asked for */
+    int k;                 /* suggestions asked for (0: no pruning by the k-th best) */
     int split;             /* beams past the tail and inside it get width
                               slots each (expand_constrained) */
     int after_cjk;         /* the context ends in a CJK character */
@@ -257,7 +263,7 @@ typedef struct {
 static int cache_token_allowed(const search *q, const beam *b, int32_t id) {
     if (!q->after_cjk || b->glen) return 1;
     size_t n;
-    const uint8_t *t = tok_bytes(q->s->m->tok, id, &n);
+    const uint8_t *t = tok_bytes(q->mod->tok, id, &n);
     const uint8_t c = n ? t[0] : 0;
     return !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
 }
@@ -281,33 +287,33 @@ static int emittable(const search *q, const beam *b) {
 }
 
 /* The candidate with b's text, or -1. */
-static int cand_find(const laya_session *s, const beam *b) {
-    for (int i = 0; i < s->n_cand; i++)
-        if (s->cand[i].len == b->glen && !memcmp(s->cand[i].text, b->gen, (size_t)b->glen)) return i;
+static int cand_find(const engine_cands *cl, const beam *b) {
+    for (int i = 0; i < cl->n; i++)
+        if (cl->cand[i].len == b->glen && !memcmp(cl->cand[i].text, b->gen, (size_t)b->glen)) return i;
     return -1;
 }
 
 /* Adds prob (and sp: of it, the mass that goes on with a blank) to the
  * candidate with b's text, a new one if there is none; a full list gives up
  * its least likely for it, if that is less likely. */
-static void cand_add(laya_session *s, const beam *b, double prob, double sp) {
-    int at = cand_find(s, b);
+static void cand_add(engine_cands *cl, const beam *b, double prob, double sp) {
+    int at = cand_find(cl, b);
     if (at >= 0) {
-        s->cand[at].prob += prob;
-        s->cand[at].sp += sp;
+        cl->cand[at].prob += prob;
+        cl->cand[at].sp += sp;
         return;
     }
-    int slot = s->n_cand;
+    int slot = cl->n;
     if (slot == ENGINE_MAX_CAND) {
         /* Full: replace the least likely. */
         slot = 0;
-        for (int i = 1; i < s->n_cand; i++)
-            if (s->cand[i].prob < s->cand[slot].prob) slot = i;
-        if (s->cand[slot].prob >= prob) return;
+        for (int i = 1; i < cl->n; i++)
+            if (cl->cand[i].prob < cl->cand[slot].prob) slot = i;
+        if (cl->cand[slot].prob >= prob) return;
     } else {
-        s->n_cand++;
+        cl->n++;
     }
-    candidate *c = &s->cand[slot];
+    candidate *c = &cl->cand[slot];
     memcpy(c->text, b->gen, (size_t)b->glen);
     c->len = b->glen;
     c->prob = prob;
@@ -317,14 +323,14 @@ static void cand_add(laya_session *s, const beam *b, double prob, double sp) {
 /* b's text as a candidate of probability prob, of which sp goes on with a
  * blank (emit_spaced offers that twin). */
 static void emit(search *q, const beam *b, double prob, double sp) {
-    if (prob > 0 && emittable(q, b)) cand_add(q->s, b, prob, sp);
+    if (prob > 0 && emittable(q, b)) cand_add(&q->sr->cands, b, prob, sp);
 }
 
 /* 1 if the text gen[0..glen) may have a twin with one blank more: it ends
  * in an ASCII byte (alphabetic text, not a CJK word) and the blank fits in
  * max_bytes. */
-static int spaceable(const laya_session *s, const uint8_t *gen, int glen) {
-    return glen > 0 && glen + 1 <= s->ec.max_bytes && gen[glen - 1] < 0x80;
+static int spaceable(const engine_cfg *ec, const uint8_t *gen, int glen) {
+    return glen > 0 && glen + 1 <= ec->max_bytes && gen[glen - 1] < 0x80;
 }
 
 /* b's text and a blank, as a candidate of probability prob: a word the
@@ -332,11 +338,11 @@ static int spaceable(const laya_session *s, const uint8_t *gen, int glen) {
  * texts only). (emit refuses a text that ends in a blank: this is the one
  * way in for one.) */
 static void emit_spaced(search *q, const beam *b, double prob) {
-    laya_session *s = q->s;
-    if (!(prob > 0) || !emittable(q, b) || !spaceable(s, b->gen, b->glen)) return;
+    engine_search *sr = q->sr;
+    if (!(prob > 0) || !emittable(q, b) || !spaceable(q->ec, b->gen, b->glen)) return;
     beam t = *b;
     t.gen[t.glen++] = ' ';
-    cand_add(s, &t, prob, 0);
+    cand_add(&sr->cands, &t, prob, 0);
 }
 
 static int expansion_beats(const void *x, const void *y) {
@@ -350,7 +356,7 @@ static int expansion_beats(const void *x, const void *y) {
 static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
     int n = q->np - start;
     expansion e = {.parent = parent, .id = id, .lp = lp};
-    topk_insert(q->s->pool + start, sizeof e, &n, q->width, &e, expansion_beats);
+    topk_insert(q->sr->pool + start, sizeof e, &n, q->width, &e, expansion_beats);
     q->np = start + n;
 }
 
@@ -360,64 +366,64 @@ static void pool_add(search *q, int start, int parent, int32_t id, double lp) {
  * it the root, whose logits a blank's many allowed tokens need. The kernels
  * give a row the same bits whichever product computed it (tests/test_kern.c:
  * consistent), so the kept vector is the one the root would compute. */
-static void keep_logits(laya_session *s, uint64_t id, const float *lg) {
+static void keep_logits(engine_search *sr, int32_t V, uint64_t id, const float *lg) {
     for (int i = 0; i < ENGINE_KEPT; i++)
-        if (s->kept_id[i] == id) return;
-    const int k = s->kept_next;
-    memcpy(s->kept_logits + (size_t)k * (size_t)s->cfg.V, lg, (size_t)s->cfg.V * sizeof(float));
-    s->kept_id[k] = id;
-    s->kept_next = (k + 1) % ENGINE_KEPT;
+        if (sr->kept_id[i] == id) return;
+    const int k = sr->kept_next;
+    memcpy(sr->kept_logits + (size_t)k * (size_t)V, lg, (size_t)V * sizeof(float));
+    sr->kept_id[k] = id;
+    sr->kept_next = (k + 1) % ENGINE_KEPT;
 }
 
 /* Expands a beam that has not matched the whole tail yet. */
 static void expand_constrained(search *q, int bi) {
-    laya_session *s = q->s;
-    const model *m = s->m;
+    engine_search *sr = q->sr;
+    const model *m = q->mod;
     const tok *tk = m->tok;
-    const uint8_t *fl = s->lm->tflags;
-    beam *b = &s->beams[0][bi];
-    int32_t V = s->cfg.V;
+    const uint8_t *fl = q->lm->tflags;
+    beam *b = &sr->beams[0][bi];
+    int32_t V = q->mod->cfg.V;
     const uint8_t *rem = q->tail + b->r;
     size_t rn = (size_t)(q->m - b->r);
-    size_t n1 = tok_extending(tk, rem, rn, s->ids, (size_t)V);
+    size_t n1 = tok_extending(tk, rem, rn, sr->ids, (size_t)V);
     if (n1 > (size_t)V) n1 = (size_t)V;
-    size_t n2 = tok_prefixes(tk, rem, rn, s->ids + n1, (size_t)V - n1);
+    size_t n2 = tok_prefixes(tk, rem, rn, sr->ids + n1, (size_t)V - n1);
     if (n2 > (size_t)V - n1) n2 = (size_t)V - n1;
     int n = 0;
     for (size_t i = 0; i < n1 + n2; i++) {
-        int32_t id = s->ids[i];
+        int32_t id = sr->ids[i];
         if (id < 0 || id >= V || (fl[id] & TF_SPECIAL)) continue;
         size_t tn;
         const uint8_t *tb = tok_bytes(tk, id, &tn);
         if (tn > rn) {
             /* Goes past the tail: what it adds must be fit to show. */
-            if ((fl[id] & TF_STOP) || (int)(tn - rn) > s->ec.max_bytes) continue;
+            if ((fl[id] & TF_STOP) || (int)(tn - rn) > q->ec->max_bytes) continue;
             if (!utf8_ok(q, NULL, 0, tb + rn, (int)(tn - rn), 0)) continue;
         }
-        s->ids[n++] = id;
+        sr->ids[n++] = id;
     }
     if (n == 0) return;
-    float *lg = s->logits;
-    const node *nd = &s->nodes[b->node];
-    if (b->node == ENGINE_NODES && (s->root_logits_ok || n > V / 4)) {
+    float *lg = sr->logits;
+    const node *nd = &sr->nodes[b->node];
+    if (b->node == ENGINE_NODES && (sr->root_logits_ok || n > V / 4)) {
         /* The root: its full logits serve every tail typed on the same state
          * (kept from summarize_free, or computed here once). */
-        if (!s->root_logits_ok) {
-            model_logits(m, nd->c.y, s->root_logits);
-            s->root_logits_ok = 1;
-            s->search_logits++;
+        if (!sr->root_logits_ok) {
+            model_logits(m, nd->c.y, sr->root_logits);
+            sr->root_logits_ok = 1;
+            sr->search_logits++;
         }
-        for (int i = 0; i < n; i++) lg[i] = s->root_logits[s->ids[i]];
+        for (int i = 0; i < n; i++) lg[i] = sr->root_logits[sr->ids[i]];
     } else if (n > V / 4) {
         /* (many tokens allowed: the rest of the tail begins a chunk, a blank
          * typed ahead, and the node is the word before it) */
-        float *all = s->logits + V;
-        model_logits(m, s->nodes[b->node].c.y, all);
-        s->search_logits++;
-        keep_logits(s, nd->id, all);
-        for (int i = 0; i < n; i++) lg[i] = all[s->ids[i]];
+        float *all = sr->logits + V;
+        model_logits(m, sr->nodes[b->node].c.y, all);
+        sr->search_logits++;
+        keep_logits(sr, V, nd->id, all);
+        for (int i = 0; i < n; i++) lg[i] = all[sr->ids[i]];
     } else {
-        model_logits_ids(m, s->nodes[b->node].c.y, s->ids, n, lg);
+        model_logits_ids(m, sr->nodes[b->node].c.y, sr->ids, n, lg);
     }
     /* Two lists: the tokens that finish the tail and those that consume
      * only part of it. A part's probability is not comparable with a whole
@@ -426,39 +432,38 @@ static void expand_constrained(search *q, int bi) {
      * is all about the word typed; in one list of three the splits crowded
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
-    engine_nc_mark(&s->nc, &nd->nc, 1);  /* the node's cache distribution: engine_suggest's batch */
+    engine_nc_mark(q->nc, &nd->nc, 1);  /* the node's cache distribution: engine_suggest's batch */
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
         if (q->split) start = q->np;
         for (int i = 0; i < n; i++) {
             size_t tn;
-            tok_bytes(tk, s->ids[i], &tn);
+            tok_bytes(tk, sr->ids[i], &tn);
             if ((tn >= rn) != (pass == 0)) continue;
-            double lp = b->lp + engine_nc_mix(&s->nc, s->ids[i], (double)lg[i] - nd->lz);
+            double lp = b->lp + engine_nc_mix(q->nc, sr->ids[i], (double)lg[i] - nd->lz);
             if (pass == 0) q->pmass += exp(lp);
-            pool_add(q, start, bi, s->ids[i], lp);
+            pool_add(q, start, bi, sr->ids[i], lp);
         }
     }
-    engine_nc_mark(&s->nc, &nd->nc, 0);
+    engine_nc_mark(q->nc, &nd->nc, 0);
 }
 
 /* The summary of a node's logits lg (V) that a free expansion needs: the
  * log normaliser over every token that may come next (specials excluded,
  * end of text included), the share of that mass which ends a word, and the
  * ENGINE_TOPN highest tokens that may be generated. */
-static void summarize(const laya_session *s, const float *lg, node *nd) {
-    int32_t V = s->cfg.V;
+static void summarize(const engine_search *sr, int32_t V, const float *lg, node *nd) {
     /* Terms below e^-40 of the largest are dropped: at most V e^-40 < 1e-13
      * of the sum for any V <= 65536 (kern.h: logit_mass). */
     float mx;
     double z, zend;
     double zsp;
-    kern_get()->logit_mass(lg, s->wz, s->wend, s->wsp, V, &mx, &z, &zend, &zsp);
+    kern_get()->logit_mass(lg, sr->wz, sr->wend, sr->wsp, V, &mx, &z, &zend, &zsp);
     nd->lz = (double)mx + log(z);
     nd->pend = zend / z;
     nd->psp = zsp / z;
-    /* Best tokens: those that may be generated (s->wgen). */
-    int nt = kern_get()->logit_top(lg, s->wgen, V, ENGINE_TOPN, nd->top, nd->tv);
+    /* Best tokens: those that may be generated (sr->wgen). */
+    int nt = kern_get()->logit_top(lg, sr->wgen, V, ENGINE_TOPN, nd->top, nd->tv);
     nd->nt = nt;
     nd->has_sum = 1;
 }
@@ -467,89 +472,89 @@ static void summarize(const laya_session *s, const float *lg, node *nd) {
  * need the normaliser, matched ones everything): one batched logits product
  * for all of them. */
 static void summarize_free(search *q, int nb) {
-    laya_session *s = q->s;
-    const int H = s->cfg.H;
-    const int32_t V = s->cfg.V;
+    engine_search *sr = q->sr;
+    const int H = q->mod->cfg.H;
+    const int32_t V = q->mod->cfg.V;
     int idx[ENGINE_GEN_BEAMS], at_end[ENGINE_GEN_BEAMS], n = 0;
     for (int i = 0; i < nb; i++) {
-        const beam *b = &s->beams[0][i];
+        const beam *b = &sr->beams[0][i];
         /* (a root rerooted onto a summarized node keeps its summary; its
          * logits are computed only if a tail needs many of them) */
-        if (b->node < 0 || s->nodes[b->node].has_sum) continue;
+        if (b->node < 0 || sr->nodes[b->node].has_sum) continue;
         int dup = 0;
         for (int j = 0; j < n; j++) dup |= idx[j] == b->node;
         if (dup) continue;
-        memcpy(s->ybatch + (size_t)n * H, s->nodes[b->node].c.y, (size_t)H * sizeof(float));
+        memcpy(sr->ybatch + (size_t)n * H, sr->nodes[b->node].c.y, (size_t)H * sizeof(float));
         at_end[n] = q->m > 0 && b->r == q->m && b->glen == 0;
         idx[n++] = b->node;
     }
     if (n == 0) return;
-    model_logits_batch(s->m, s->ybatch, n, s->logits);
-    s->search_logits += (uint64_t)n;
+    model_logits_batch(q->mod, sr->ybatch, n, sr->logits);
+    sr->search_logits += (uint64_t)n;
     for (int j = 0; j < n; j++) {
-        const float *lg = s->logits + (size_t)j * V;
-        if (idx[j] == ENGINE_NODES && !s->root_logits_ok) {
-            memcpy(s->root_logits, lg, (size_t)V * sizeof(float));
-            s->root_logits_ok = 1;
+        const float *lg = sr->logits + (size_t)j * V;
+        if (idx[j] == ENGINE_NODES && !sr->root_logits_ok) {
+            memcpy(sr->root_logits, lg, (size_t)V * sizeof(float));
+            sr->root_logits_ok = 1;
         } else if (idx[j] != ENGINE_NODES && at_end[j]) {
-            keep_logits(s, s->nodes[idx[j]].id, lg);
+            keep_logits(sr, V, sr->nodes[idx[j]].id, lg);
         }
-        summarize(s, lg, &s->nodes[idx[j]]);
+        summarize(sr, V, lg, &sr->nodes[idx[j]]);
     }
 }
 
 /* Scores a beam that has matched the tail (its node summarized): emits its
  * text as a candidate and expands it with the best admissible next tokens. */
 static void expand_free(search *q, int bi) {
-    laya_session *s = q->s;
-    const tok *tk = s->m->tok;
-    const beam *b = &s->beams[0][bi];
-    const node *nd = &s->nodes[b->node];  /* its cache distribution: engine_suggest's batch */
+    engine_search *sr = q->sr;
+    const tok *tk = q->mod->tok;
+    const beam *b = &sr->beams[0][bi];
+    const node *nd = &sr->nodes[b->node];  /* its cache distribution: engine_suggest's batch */
     /* the word-end mass with the cache's share (engine_nc_pend), of which
      * the model's share of blanks goes on with one */
-    double pe = exp(b->lp) * engine_nc_pend(&s->nc, &nd->nc, nd->pend, s->wend), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
+    double pe = exp(b->lp) * engine_nc_pend(q->nc, &nd->nc, nd->pend, sr->wend), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
     if (!(psp <= pe)) psp = pe;
-    if (!spaceable(s, b->gen, b->glen)) psp = 0;
+    if (!spaceable(q->ec, b->gen, b->glen)) psp = 0;
     emit(q, b, pe, psp);
     emit_spaced(q, b, psp);
-    if (b->ntok >= s->ec.max_tokens || ends_sentence(b->gen, b->glen)) return;
+    if (b->ntok >= q->ec->max_tokens || ends_sentence(b->gen, b->glen)) return;
     /* The node's best tokens, and the cache's (mixed: engine_nc_mix), best
      * first. */
     expansion top[ENGINE_TOPN + ENGINE_NC_TOP];
     int ntop = 0;
-    engine_nc_mark(&s->nc, &nd->nc, 1);
+    engine_nc_mark(q->nc, &nd->nc, 1);
     for (int i = 0; i < nd->nt; i++) {
-        expansion e = {.id = nd->top[i], .lp = engine_nc_mix(&s->nc, nd->top[i], (double)nd->tv[i] - nd->lz)};
+        expansion e = {.id = nd->top[i], .lp = engine_nc_mix(q->nc, nd->top[i], (double)nd->tv[i] - nd->lz)};
         topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
     }
-    if (engine_nc_on(&s->nc)) {
+    if (engine_nc_on(q->nc)) {
         /* the cache's tokens outside the node's best: their logits */
         int32_t ids[ENGINE_NC_TOP];
         float lgs[ENGINE_NC_TOP];
         int n = 0;
         for (int i = 0; i < nd->nc.n; i++) {
             int32_t id = nd->nc.id[i];
-            int dup = !(s->wgen[id] > 0) || !cache_token_allowed(q, b, id);
+            int dup = !(sr->wgen[id] > 0) || !cache_token_allowed(q, b, id);
             for (int j = 0; j < nd->nt && !dup; j++) dup = nd->top[j] == id;
             if (!dup) ids[n++] = id;
         }
-        if (n) model_logits_ids(s->m, nd->c.y, ids, n, lgs);
+        if (n) model_logits_ids(q->mod, nd->c.y, ids, n, lgs);
         for (int i = 0; i < n; i++) {
-            expansion e = {.id = ids[i], .lp = engine_nc_mix(&s->nc, ids[i], (double)lgs[i] - nd->lz)};
+            expansion e = {.id = ids[i], .lp = engine_nc_mix(q->nc, ids[i], (double)lgs[i] - nd->lz)};
             topk_insert(top, sizeof e, &ntop, ENGINE_TOPN + ENGINE_NC_TOP, &e, expansion_beats);
         }
     }
-    engine_nc_mark(&s->nc, &nd->nc, 0);
+    engine_nc_mark(q->nc, &nd->nc, 0);
     int start = q->np, taken = 0;
     for (int i = 0; i < ntop && taken < q->width; i++) {
         size_t tn;
         const uint8_t *tb = tok_bytes(tk, top[i].id, &tn);
-        if (b->glen + (int)tn > s->ec.max_bytes) continue;
+        if (b->glen + (int)tn > q->ec->max_bytes) continue;
         if (!utf8_ok(q, b->gen, b->glen, tb, (int)tn, 0)) continue;
         uint8_t tmp[2 * ENGINE_MAX_GEN];
         memcpy(tmp, b->gen, (size_t)b->glen);
         memcpy(tmp + b->glen, tb, tn);
-        if (count_words(tmp, b->glen + (int)tn) > s->ec.max_words) continue;
+        if (count_words(tmp, b->glen + (int)tn) > q->ec->max_words) continue;
         pool_add(q, start, bi, top[i].id, b->lp + top[i].lp);
         taken++;
     }
@@ -565,8 +570,8 @@ double engine_rank_score(const uint8_t *text, int len, double prob, float len_ex
 
 /* The score a candidate ranks by (before the division by the tail's mass,
  * which all candidates share). */
-static double cand_score(const laya_session *s, const uint8_t *text, int len, double prob) {
-    return engine_rank_score(text, len, prob, s->ec.len_exp);
+double engine_cand_score(const engine_cfg *ec, const uint8_t *text, int len, double prob) {
+    return engine_rank_score(text, len, prob, ec->len_exp);
 }
 
 /* ---- the list shown: k suggestions chosen as a set ----
@@ -590,8 +595,8 @@ static double cand_score(const laya_session *s, const uint8_t *text, int len, do
  * decision within noise (docs/RESULTS.md, "Choosing the k shown as a set"). */
 
 /* What taking text saves, as the ranking counts it (probability 1). */
-static double saved_of(const laya_session *s, const uint8_t *text, int len) {
-    return engine_rank_score(text, len, 1.0, s->ec.len_exp);
+static double saved_of(const engine_cfg *ec, const uint8_t *text, int len) {
+    return engine_rank_score(text, len, 1.0, ec->len_exp);
 }
 
 /* 1 if a[0..na) is a proper prefix of c[0..nc) that ends where a word of c
@@ -605,34 +610,34 @@ static int spaced_twin(const uint8_t *a, int na, const uint8_t *o, int no) {
     return no == na + 1 && o[na] == ' ' && !memcmp(a, o, (size_t)na);
 }
 
-static double pick_gain(const laya_session *s, const candidate *c, const int *picked, int np) {
+static double pick_gain(const engine_cands *cl, const engine_cfg *ec, const candidate *c, const int *picked, int np) {
     double base = 0, cov = 0;
     for (int j = 0; j < np; j++) {
-        const candidate *o = &s->cand[picked[j]];
+        const candidate *o = &cl->cand[picked[j]];
         /* its twin shown: where the text goes on with the blank, the twin is taken */
         if (spaced_twin(c->text, c->len, o->text, o->len)) cov = o->prob < c->prob ? o->prob : c->prob;
         if (!word_prefix(o->text, o->len, c->text, c->len)) continue;
-        double v = saved_of(s, o->text, o->len);
+        double v = saved_of(ec, o->text, o->len);
         if (v > base) base = v;
     }
-    return (c->prob - cov) * (saved_of(s, c->text, c->len) - base);
+    return (c->prob - cov) * (saved_of(ec, c->text, c->len) - base);
 }
 
 /* The last word's saving of c: what it adds at the least when every
  * earlier word of it is shown. */
-static double last_word_saving(const laya_session *s, const candidate *c) {
+static double last_word_saving(const engine_cfg *ec, const candidate *c) {
     int j = c->len - 1;
     while (j > 0 && !is_space(c->text[j])) j--;
-    return saved_of(s, c->text, c->len) - (j > 0 ? saved_of(s, c->text, j) : 0);
+    return saved_of(ec, c->text, c->len) - (j > 0 ? saved_of(ec, c->text, j) : 0);
 }
 
 /* What c adds to any list it is not in, at the least (pick_gain): its last
  * word's saving, on the mass that does not go on with a blank (c's twin
  * may be shown; kth_score counts a candidate and its twin together, which
  * bounds the pair higher). */
-static double pick_floor(const laya_session *s, const candidate *c) {
+static double pick_floor(const engine_cfg *ec, const candidate *c) {
     double p = c->prob - c->sp;
-    return (p > 0 ? p : 0) * last_word_saving(s, c);
+    return (p > 0 ? p : 0) * last_word_saving(ec, c);
 }
 /* b as shown: an ASCII lowercase letter in capitals when caps is set. */
 static inline uint8_t shown_byte(uint8_t b, int caps) {
@@ -647,18 +652,18 @@ static int same_shown(const candidate *a, const candidate *b, int caps) {
     return 1;
 }
 
-int engine_pick(const laya_session *s, int k, int caps, int *picked) {
+int engine_pick(const engine_cands *cl, const engine_cfg *ec, int k, int caps, int *picked) {
     int np = 0;
     while (np < k) {
         int best = -1;
         double bg = 0, bs = 0;
-        for (int i = 0; i < s->n_cand; i++) {
-            const candidate *c = &s->cand[i];
-            if (c->prob < (double)s->ec.min_prob) continue;
+        for (int i = 0; i < cl->n; i++) {
+            const candidate *c = &cl->cand[i];
+            if (c->prob < (double)ec->min_prob) continue;
             int skip = 0;
-            for (int j = 0; j < np && !skip; j++) skip = picked[j] == i || same_shown(&s->cand[picked[j]], c, caps);
+            for (int j = 0; j < np && !skip; j++) skip = picked[j] == i || same_shown(&cl->cand[picked[j]], c, caps);
             if (skip) continue;
-            double g = pick_gain(s, c, picked, np);
+            double g = pick_gain(cl, ec, c, picked, np);
             if (best < 0 || g > bg || (g == bg && c->score > bs)) best = i, bg = g, bs = c->score;
         }
         if (best < 0) break;
@@ -683,30 +688,30 @@ static int double_beats(const void *x, const void *y) { return *(const double *)
  * is whole (final: no beam left inside the tail), so before that, with a
  * floor, the bound is 0. */
 static double kth_score(const search *q, int final) {
-    const laya_session *s = q->s;
-    if (q->k <= 0 || s->n_cand < q->k) return 0;
-    double floor = (double)s->ec.min_prob;
+    const engine_search *sr = q->sr;
+    if (q->k <= 0 || sr->cands.n < q->k) return 0;
+    double floor = (double)q->ec->min_prob;
     if (floor > 0 && !final) return 0;
     if (q->m > 0 && q->pmass > 0) floor *= q->pmass;
     double best[ENGINE_MAX_K];
     int n = 0;
-    for (int i = 0; i < s->n_cand; i++) {
-        const candidate *c = &s->cand[i];
+    for (int i = 0; i < sr->cands.n; i++) {
+        const candidate *c = &sr->cands.cand[i];
         if (c->prob < floor) continue;
         /* a twin counts with its text (below) when that is in the list */
         int twin_of = -1;
         if (c->len > 1 && c->text[c->len - 1] == ' ')
-            for (int j = 0; j < s->n_cand && twin_of < 0; j++)
-                if (s->cand[j].sp > 0 && spaced_twin(s->cand[j].text, s->cand[j].len, c->text, c->len)) twin_of = j;
-        if (twin_of >= 0 && s->cand[twin_of].prob >= floor) continue;
-        double v = pick_floor(s, c);
+            for (int j = 0; j < sr->cands.n && twin_of < 0; j++)
+                if (sr->cands.cand[j].sp > 0 && spaced_twin(sr->cands.cand[j].text, sr->cands.cand[j].len, c->text, c->len)) twin_of = j;
+        if (twin_of >= 0 && sr->cands.cand[twin_of].prob >= floor) continue;
+        double v = pick_floor(q->ec, c);
         if (c->sp > 0) {
-            for (int j = 0; j < s->n_cand; j++) {
-                const candidate *t = &s->cand[j];
+            for (int j = 0; j < sr->cands.n; j++) {
+                const candidate *t = &sr->cands.cand[j];
                 if (t->prob < floor || !spaced_twin(c->text, c->len, t->text, t->len)) continue;
                 /* the twin's last word is X's with the blank */
-                double lw = last_word_saving(s, c), a = c->prob * lw;
-                double b = t->prob * (lw + saved_of(s, t->text, t->len) - saved_of(s, c->text, c->len));
+                double lw = last_word_saving(q->ec, c), a = c->prob * lw;
+                double b = t->prob * (lw + saved_of(q->ec, t->text, t->len) - saved_of(q->ec, c->text, c->len));
                 v = a > b ? a : b;
                 break;
             }
@@ -728,27 +733,27 @@ static double kth_score(const search *q, int final) {
  * candidate per node, max_steps + 1): a full list evicts, and what it
  * evicts would depend on the pruned candidates. */
 static int hopeless_leaf(const search *q, const beam *c, double kth) {
-    const laya_session *s = q->s;
-    if (!s->ec.prune || 2 * (q->budget + 1) >= ENGINE_MAX_CAND) return 0;
-    if (c->r < q->m || (c->ntok < s->ec.max_tokens && !ends_sentence(c->gen, c->glen))) return 0;
+    const engine_search *sr = q->sr;
+    if (!q->ec->prune || 2 * (q->budget + 1) >= ENGINE_MAX_CAND) return 0;
+    if (c->r < q->m || (c->ntok < q->ec->max_tokens && !ends_sentence(c->gen, c->glen))) return 0;
     if (!emittable(q, c)) return 1;
-    int at = cand_find(s, c);
-    double prob = exp(c->lp) + (at >= 0 ? s->cand[at].prob : 0.0);
-    if (cand_score(s, c->gen, c->glen, prob) >= kth) return 0;
+    int at = cand_find(&sr->cands, c);
+    double prob = exp(c->lp) + (at >= 0 ? sr->cands.cand[at].prob : 0.0);
+    if (engine_cand_score(q->ec, c->gen, c->glen, prob) >= kth) return 0;
     /* its text and a blank (emit_spaced), likewise */
-    if (!spaceable(s, c->gen, c->glen)) return 1;
+    if (!spaceable(q->ec, c->gen, c->glen)) return 1;
     beam t = *c;
     t.gen[t.glen++] = ' ';
-    at = cand_find(s, &t);
-    prob = exp(c->lp) + (at >= 0 ? s->cand[at].prob : 0.0);
-    return cand_score(s, t.gen, t.glen, prob) < kth;
+    at = cand_find(&sr->cands, &t);
+    prob = exp(c->lp) + (at >= 0 ? sr->cands.cand[at].prob : 0.0);
+    return engine_cand_score(q->ec, t.gen, t.glen, prob) < kth;
 }
 
 /* Child c of beam par through token id: what it consumes of the tail and
  * what it generates past it (the part of a token beyond the tail). */
 static void beam_child(const search *q, const beam *par, int32_t id, beam *c) {
     size_t tn;
-    const uint8_t *tb = tok_bytes(q->s->m->tok, id, &tn);
+    const uint8_t *tb = tok_bytes(q->mod->tok, id, &tn);
     c->r = par->r;
     c->glen = par->glen;
     c->ntok = par->ntok;
@@ -781,16 +786,16 @@ static int beam_find(const beam *gen, int nb, const beam *c) {
  * within the step budget. Each new beam's parent node and token go to
  * par_of and tok_of. Returns the count. */
 static int next_generation(search *q, int *par_of, int32_t *tok_of) {
-    laya_session *s = q->s;
-    const expansion *p = s->pool;
+    engine_search *sr = q->sr;
+    const expansion *p = sr->pool;
     int nb = 0, kind[2] = {0, 0};  /* beams inside the tail, past it (one kind unless q->split) */
     for (int i = 0; i < q->np && kind[0] + kind[1] < (q->split ? 2 : 1) * q->width; i++) {
-        const beam *par = &s->beams[0][p[i].parent];
-        beam *c = &s->beams[1][nb];
+        const beam *par = &sr->beams[0][p[i].parent];
+        beam *c = &sr->beams[1][nb];
         beam_child(q, par, p[i].id, c);
-        int dup = beam_find(s->beams[1], nb, c);
+        int dup = beam_find(sr->beams[1], nb, c);
         if (dup >= 0) {
-            beam *d = &s->beams[1][dup];
+            beam *d = &sr->beams[1][dup];
             double hi = d->lp > p[i].lp ? d->lp : p[i].lp, lo = d->lp > p[i].lp ? p[i].lp : d->lp;
             d->lp = hi + log1p(exp(lo - hi));
             continue;
@@ -812,53 +817,53 @@ static int next_generation(search *q, int *par_of, int32_t *tok_of) {
  * merged probabilities) is whole: known nodes are reused, new ones stepped
  * together in one batch; hopeless leaves (hopeless_leaf) get none (-1). */
 static void attach_nodes(search *q, int nb, const int *par_of, const int32_t *tok_of) {
-    laya_session *s = q->s;
+    engine_search *sr = q->sr;
     int inside = 0;
-    for (int i = 0; i < nb; i++) inside |= s->beams[1][i].r < q->m;
+    for (int i = 0; i < nb; i++) inside |= sr->beams[1][i].r < q->m;
     const double kth = kth_score(q, !inside);
     model_state *st[ENGINE_GEN_BEAMS];
     float *ys[ENGINE_GEN_BEAMS];
     int32_t toks[ENGINE_GEN_BEAMS];
     int nstep = 0;
     for (int i = 0; i < nb; i++) {
-        beam *c = &s->beams[1][i];
+        beam *c = &sr->beams[1][i];
         if (hopeless_leaf(q, c, kth)) {
             c->node = -1;
             continue;
         }
-        int ni = node_find(s, par_of[i], tok_of[i]);
+        int ni = node_find(sr, par_of[i], tok_of[i]);
         if (ni >= 0) {
-            s->nodes[ni].used = s->stamp;
+            sr->nodes[ni].used = sr->stamp;
         } else {
-            ni = node_new(s, par_of[i], tok_of[i]);
+            ni = node_new(sr, &q->mod->cfg, par_of[i], tok_of[i]);
             if (ni >= 0) {
-                st[nstep] = &s->nodes[ni].c.st;
-                ys[nstep] = s->nodes[ni].c.y;
+                st[nstep] = &sr->nodes[ni].c.st;
+                ys[nstep] = sr->nodes[ni].c.y;
                 toks[nstep++] = tok_of[i];
             }
         }
         c->node = ni;  /* -1 only if no slot is free: cannot happen (node_new) */
     }
     if (nstep) {
-        model_step_batch(s->m, st, toks, nstep, s->bscratch, ys);
-        s->search_steps += (uint64_t)nstep;
+        model_step_batch(q->mod, st, toks, nstep, sr->bscratch, ys);
+        sr->search_steps += (uint64_t)nstep;
     }
 }
 
 /* Builds the next generation from the pool (next_generation, then
  * attach_nodes); it becomes generation 0. Returns its size. */
 static int advance(search *q) {
-    laya_session *s = q->s;
+    engine_search *sr = q->sr;
     /* Sort the pool by score, best first (at most ENGINE_GEN_BEAMS^2 entries). */
     expansion tmp;
-    topk_sort(s->pool, sizeof *s->pool, q->np, expansion_beats, &tmp);
-    s->stamp++;
+    topk_sort(sr->pool, sizeof *sr->pool, q->np, expansion_beats, &tmp);
+    sr->stamp++;
     int par_of[ENGINE_GEN_BEAMS];
     int32_t tok_of[ENGINE_GEN_BEAMS];
     int nb = next_generation(q, par_of, tok_of);
     attach_nodes(q, nb, par_of, tok_of);
     /* The new generation becomes generation 0 (beams hold node indices). */
-    for (int i = 0; i < nb; i++) s->beams[0][i] = s->beams[1][i];
+    for (int i = 0; i < nb; i++) sr->beams[0][i] = sr->beams[1][i];
     return nb;
 }
 
@@ -868,19 +873,19 @@ static int advance(search *q) {
  * kept: the next word's search then starts from known states. The kept
  * states differ from those the engine fed by float rounding only (batched vs
  * single products, ~1e-7). Otherwise every kept node is dropped. */
-static void reroot(laya_session *s) {
-    node *root = &s->nodes[ENGINE_NODES];
-    int at = s->cx.cur.st.n > s->root_n ? node_at_cur(s) : -1;
-    s->root_logits_ok = 0;
+static void reroot(engine_search *sr, const engine_context *cx, int32_t V) {
+    node *root = &sr->nodes[ENGINE_NODES];
+    int at = cx->cur.st.n > sr->root_n ? node_at_cur(sr, cx) : -1;
+    sr->root_logits_ok = 0;
     if (at >= 0) {
-        node *nd = &s->nodes[at];
+        node *nd = &sr->nodes[at];
         /* its full logits, when a search kept them (keep_logits): cur's
          * state is a copy of the node's (feed), so they are cur's */
-        for (int i = 0; i < ENGINE_KEPT && !s->root_logits_ok; i++)
-            if (s->kept_id[i] == nd->id) {
-                memcpy(s->root_logits, s->kept_logits + (size_t)i * (size_t)s->cfg.V,
-                       (size_t)s->cfg.V * sizeof(float));
-                s->root_logits_ok = 1;
+        for (int i = 0; i < ENGINE_KEPT && !sr->root_logits_ok; i++)
+            if (sr->kept_id[i] == nd->id) {
+                memcpy(sr->root_logits, sr->kept_logits + (size_t)i * (size_t)V,
+                       (size_t)V * sizeof(float));
+                sr->root_logits_ok = 1;
             }
         root->id = nd->id;
         root->has_sum = nd->has_sum;
@@ -892,15 +897,15 @@ static void reroot(laya_session *s) {
         memcpy(root->tv, nd->tv, sizeof root->tv);
         nd->id = 0;  /* the root replaces it */
     } else {
-        for (int i = 0; i < ENGINE_NODES; i++) s->nodes[i].id = 0;
-        root->id = s->next_id++;
+        for (int i = 0; i < ENGINE_NODES; i++) sr->nodes[i].id = 0;
+        root->id = sr->next_id++;
         root->has_sum = 0;
     }
-    root->c = s->cx.cur;
+    root->c = cx->cur;
     root->nc.ver = 0;
-    s->nodes_ver = s->cx.cur_ver;
-    s->nodes_rewinds = s->cx.rewinds;
-    s->root_n = s->cx.cur.st.n;
+    sr->nodes_ver = cx->cur_ver;
+    sr->nodes_rewinds = cx->rewinds;
+    sr->root_n = cx->cur.st.n;
 }
 
 static int cand_beats(const void *x, const void *y) {
@@ -938,44 +943,35 @@ static int fold_caps(const uint8_t *ctx, size_t stable, const uint8_t *t, int m,
     return 1;
 }
 
-/* The search proper: fills s->cand[0..n_cand) with the model's candidates
- * for s's context, their probabilities conditional on the typed tail and
- * their scores set (before the prior and the memory are blended in).
- * Returns 1 when the tail is typed in capitals (fold_caps: the candidates
- * are in lower case and shown in capitals), 0 otherwise, -1 when there is
- * nothing to complete (k 0, or a tail longer than any word). */
-static int search_run(laya_session *s, int k) {
-    s->n_cand = 0;
-    if (k == 0) return -1;
-    search q = {.s = s, .tail = s->cx.ctx + s->cx.stable, .m = (int)(s->cx.len - s->cx.stable),
-                .width = s->ec.beam, .k = k < ENGINE_MAX_K ? k : ENGINE_MAX_K};
-    if (q.m > ENGINE_MAX_TAIL) return -1;  /* no word is that long: nothing to complete */
-    uint8_t folded[ENGINE_MAX_TAIL];
-    const int caps = fold_caps(s->cx.ctx, s->cx.stable, q.tail, q.m, folded);
-    if (caps) {
-        q.tail = folded;
-        /* candidates that differ only in case become one: the k-th best
-         * before that is no bound on what is shown, so no pruning by it */
-        q.k = 0;
-    }
-    size_t nl = utf8_incomplete_tail(s->cx.ctx, s->cx.len);
-    if (nl > (size_t)q.m) nl = (size_t)q.m;
-    memcpy(q.lead, s->cx.ctx + s->cx.len - nl, nl);
-    q.nlead = (int)nl;
+int engine_search_query(const engine_context *cx, int k, engine_query *q) {
+    if (k == 0) return 0;
+    q->k = k < ENGINE_MAX_K ? k : ENGINE_MAX_K;
+    q->tail = cx->ctx + cx->stable;
+    q->m = (int)(cx->len - cx->stable);
+    if (q->m > ENGINE_MAX_TAIL) return 0;  /* no word is that long: nothing to complete */
+    q->caps = fold_caps(cx->ctx, cx->stable, q->tail, q->m, q->folded);
+    if (q->caps) q->tail = q->folded;
+    size_t nl = utf8_incomplete_tail(cx->ctx, cx->len);
+    if (nl > (size_t)q->m) nl = (size_t)q->m;
+    memcpy(q->lead, cx->ctx + cx->len - nl, nl);
+    q->nlead = (int)nl;
+    size_t last = utf8_prev(cx->ctx, cx->len);
+    q->after_cjk = cx->len > 0 && utf8_cjk_at(cx->ctx, cx->len, last);
+    return 1;
+}
 
-    if (s->nodes_ver != s->cx.cur_ver || !s->nodes[ENGINE_NODES].id) reroot(s);
-    s->nodes[ENGINE_NODES].used = ++s->stamp;
-    size_t last = utf8_prev(s->cx.ctx, s->cx.len);
-    const int after_cjk = s->cx.len > 0 && utf8_cjk_at(s->cx.ctx, s->cx.len, last);
-    q.budget = after_cjk ? s->ec.cjk_steps : s->ec.max_steps;
-    q.after_cjk = after_cjk;
-    /* the continuous cache's weight for this search: none while incognito,
-     * less while the text typed is short (engine_nc_trust) */
-    s->nc.w = !s->learn_on || engine_memory_incognito(s) ? 0
-              : after_cjk                                ? s->ec.cjk_cache_weight
-                                                         : s->ec.cache_weight;
-    s->nc.w *= engine_nc_trust(&s->nc, &s->cx);
-    if (s->private_field) s->nc.w = 0;   /* nothing personal in a private field */
+void engine_search_run(engine_search *sr, const engine_query *qy, const engine_context *cx, const laya_model *lm,
+                       const engine_cfg *ec, engine_nc *nc) {
+    sr->cands.n = 0;
+    /* (in capitals, candidates that differ only in case become one: the
+     * k-th best before that is no bound on what is shown, so no pruning
+     * by it) */
+    search q = {.sr = sr, .cx = cx, .lm = lm, .mod = lm->m, .ec = ec, .nc = nc, .tail = qy->tail, .m = qy->m,
+                .lead = qy->lead, .nlead = qy->nlead, .width = ec->beam, .k = qy->caps ? 0 : qy->k,
+                .after_cjk = qy->after_cjk};
+    if (sr->nodes_ver != cx->cur_ver || !sr->nodes[ENGINE_NODES].id) reroot(sr, cx, lm->m->cfg.V);
+    sr->nodes[ENGINE_NODES].used = ++sr->stamp;
+    q.budget = qy->after_cjk ? ec->cjk_steps : ec->max_steps;
     q.steps_left = q.budget;
     /* Inside a CJK run the tail's characters are whole (an input method
      * commits them) and a token that covers part of it is the usual
@@ -985,7 +981,7 @@ static int search_run(laya_session *s, int k) {
      * 1.5-3 points of KSR@3 on each of five 3,000-character ones. */
     q.split = 1;
     for (int i = 0; i < q.m && q.split; i++) q.split = !utf8_cjk_at(q.tail, (size_t)q.m, (size_t)i);
-    beam *b0 = &s->beams[0][0];
+    beam *b0 = &sr->beams[0][0];
     b0->node = ENGINE_NODES;
     b0->lp = 0;
     b0->r = b0->glen = b0->ntok = 0;
@@ -998,66 +994,94 @@ static int search_run(laya_session *s, int k) {
         const float *ys[ENGINE_GEN_BEAMS];
         int nn = 0;
         for (int i = 0; i < nb; i++)
-            if (s->beams[0][i].node >= 0) {
-                ys[nn] = s->nodes[s->beams[0][i].node].c.y;
-                nds[nn++] = &s->nodes[s->beams[0][i].node].nc;
+            if (sr->beams[0][i].node >= 0) {
+                ys[nn] = sr->nodes[sr->beams[0][i].node].c.y;
+                nds[nn++] = &sr->nodes[sr->beams[0][i].node].nc;
             }
-        engine_nc_ensure_batch(&s->nc, &s->cx, nds, ys, nn);
+        engine_nc_ensure_batch(nc, cx, nds, ys, nn);
         for (int i = 0; i < nb; i++) {
-            if (s->beams[0][i].node < 0) continue;  /* a hopeless leaf */
-            if (s->beams[0][i].r < q.m) expand_constrained(&q, i);
+            if (sr->beams[0][i].node < 0) continue;  /* a hopeless leaf */
+            if (sr->beams[0][i].r < q.m) expand_constrained(&q, i);
             else expand_free(&q, i);
         }
-        if (q.np == 0 || iter > q.m + s->ec.max_tokens) break;
+        if (q.np == 0 || iter > q.m + ec->max_tokens) break;
         nb = advance(&q);
         if (nb == 0) break;
     }
 
     /* Conditional on the typed tail (the ranking does not change). */
     double norm = q.m > 0 && q.pmass > 0 ? 1.0 / q.pmass : 1.0;
-    for (int i = 0; i < s->n_cand; i++) {
-        candidate *c = &s->cand[i];
+    for (int i = 0; i < sr->cands.n; i++) {
+        candidate *c = &sr->cands.cand[i];
         c->prob *= norm;
-        c->score = cand_score(s, c->text, c->len, c->prob);
+        c->score = engine_cand_score(ec, c->text, c->len, c->prob);
     }
-    return caps;
 }
 
-laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
-    *n_out = 0;
-    const int caps = search_run(s, k);
-    if (caps < 0) return LAYA_OK;
-    if (!caps) {
-        engine_blend_prior(s);
-        engine_blend_memory(s, k);
-    }
-    /* Best first, ties in emission order (at most ENGINE_MAX_CAND entries);
-     * then the k shown, picked as a set (engine_pick). */
-    candidate tmp;
-    topk_sort(s->cand, sizeof *s->cand, s->n_cand, cand_beats, &tmp);
-    int picked[ENGINE_MAX_K];
-    const int n = engine_pick(s, k < ENGINE_MAX_K ? k : ENGINE_MAX_K, caps, picked);
-    for (int i = 0; i < n; i++) {   /* (in capitals, "Me" and "me" were one: same_shown) */
-        const candidate *c = &s->cand[picked[i]];
-        uint8_t *t = s->out_text[i];
+/* The continuous cache's weight for a search: none while learning is off,
+ * incognito or in a private field, less while the text typed is short
+ * (engine_nc_trust). */
+static float cache_weight(laya_session *s, int after_cjk) {
+    float w = !s->learn_on || engine_memory_incognito(s) ? 0 : after_cjk ? s->ec.cjk_cache_weight : s->ec.cache_weight;
+    w *= engine_nc_trust(&s->nc, &s->cx);
+    return s->private_field ? 0 : w;
+}
+
+/* The k picked, written out as shown (in capitals when caps: "Me" and
+ * "me" were one, same_shown). Returns n. */
+static int show_list(engine_search *sr, const int *picked, int n, int caps, laya_suggestion *out) {
+    for (int i = 0; i < n; i++) {
+        const candidate *c = &sr->cands.cand[picked[i]];
+        uint8_t *t = sr->out_text[i];
         for (int j = 0; j < c->len; j++) t[j] = shown_byte(c->text[j], caps);
         t[c->len] = 0;
         out[i].text = (const char *)t;
         out[i].len = (size_t)c->len;
         out[i].prob = (float)(c->prob > 1 ? 1 : c->prob);
     }
-    *n_out = n;
+    return n;
+}
+
+/* One keystroke's suggestions, read top to bottom: the context's tail, the
+ * search, the experts over its candidates in turn, the k picked. Whether
+ * and how much of the list is shown is the pipeline's decision
+ * (pipeline.c). */
+laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
+    *n_out = 0;
+    engine_cands *cl = &s->sr.cands;
+    cl->n = 0;
+    /* context: the unfinished tail to complete */
+    engine_query q;
+    if (!engine_search_query(&s->cx, k, &q)) return LAYA_OK;
+    /* search: the model's candidates, the continuous cache mixed in */
+    s->nc.w = cache_weight(s, q.after_cjk);
+    engine_search_run(&s->sr, &q, &s->cx, s->lm, &s->ec, &s->nc);
+    /* experts (a tail typed in capitals is completed by the model alone) */
+    if (!q.caps) {
+        engine_blend_prior(s);
+        engine_blend_memory(s, k);
+    }
+    /* pick: best first, ties in emission order; then the k shown, as a set */
+    candidate tmp;
+    topk_sort(cl->cand, sizeof *cl->cand, cl->n, cand_beats, &tmp);
+    int picked[ENGINE_MAX_K];
+    *n_out = show_list(&s->sr, picked, engine_pick(cl, &s->ec, q.k, q.caps, picked), q.caps, out);
     return LAYA_OK;
 }
 
 void engine_search_ahead(laya_session *s, int k) {
-    uint64_t steps = s->search_steps, logits = s->search_logits;
-    search_run(s, k);
-    s->n_cand = 0;
-    s->ahead_steps += s->search_steps - steps;
-    s->ahead_logits += s->search_logits - logits;
-    s->search_steps = steps;
-    s->search_logits = logits;
+    engine_search *sr = &s->sr;
+    uint64_t steps = sr->search_steps, logits = sr->search_logits;
+    engine_query q;
+    if (engine_search_query(&s->cx, k, &q)) {
+        s->nc.w = cache_weight(s, q.after_cjk);
+        engine_search_run(sr, &q, &s->cx, s->lm, &s->ec, &s->nc);
+    }
+    sr->cands.n = 0;
+    sr->ahead_steps += sr->search_steps - steps;
+    sr->ahead_logits += sr->search_logits - logits;
+    sr->search_steps = steps;
+    sr->search_logits = logits;
 }
 
 /* ---- the promises of engine_suggest, checked (engine.h) ---- */
@@ -1116,8 +1140,8 @@ static double list_gain(const laya_suggestion *out, int i, float len_exp) {
 static int shown_cand(const laya_session *s, const laya_suggestion *o, int caps) {
     candidate v = {.len = (int)o->len};
     memcpy(v.text, o->text, o->len);
-    for (int i = 0; i < s->n_cand; i++)
-        if (s->cand[i].prob >= (double)s->ec.min_prob && same_shown(&s->cand[i], &v, caps)) return i;
+    for (int i = 0; i < s->sr.cands.n; i++)
+        if (s->sr.cands.cand[i].prob >= (double)s->ec.min_prob && same_shown(&s->sr.cands.cand[i], &v, caps)) return i;
     return -1;
 }
 
@@ -1146,27 +1170,27 @@ laya_status engine_suggest_invariants(const laya_session *s, int k, const laya_s
     int m = (int)(s->cx.len - s->cx.stable), caps = 0;
     uint8_t folded[ENGINE_MAX_TAIL];
     if (m <= ENGINE_MAX_TAIL) caps = fold_caps(s->cx.ctx, s->cx.stable, s->cx.ctx + s->cx.stable, m, folded);
-    for (int i = 1; i < s->n_cand; i++)
-        if (s->cand[i].score > s->cand[i - 1].score)
+    for (int i = 1; i < s->sr.cands.n; i++)
+        if (s->sr.cands.cand[i].score > s->sr.cands.cand[i - 1].score)
             return err_set(why, whylen, LAYA_ERR_INTERNAL, "candidate %d outranks the one before it", i);
     int at[ENGINE_MAX_K];
     for (int i = 0; i < n; i++) {
         at[i] = shown_cand(s, &out[i], caps);
         if (at[i] < 0) return broken(why, whylen, i, "is none of the search's candidates at or above the floor");
-        const double mine = pick_gain(s, &s->cand[at[i]], at, i);
-        for (int c = 0; c < s->n_cand; c++) {
-            const candidate *o = &s->cand[c];
+        const double mine = pick_gain(&s->sr.cands, &s->ec, &s->sr.cands.cand[at[i]], at, i);
+        for (int c = 0; c < s->sr.cands.n; c++) {
+            const candidate *o = &s->sr.cands.cand[c];
             int shown = o->prob < (double)s->ec.min_prob;
-            for (int j = 0; j <= i && !shown; j++) shown = same_shown(&s->cand[at[j]], o, caps);
-            if (!shown && pick_gain(s, o, at, i) > mine * (1 + RANK_FLOAT_SLACK))
+            for (int j = 0; j <= i && !shown; j++) shown = same_shown(&s->sr.cands.cand[at[j]], o, caps);
+            if (!shown && pick_gain(&s->sr.cands, &s->ec, o, at, i) > mine * (1 + RANK_FLOAT_SLACK))
                 return err_set(why, whylen, LAYA_ERR_INTERNAL, "suggestion %d: candidate %d would add more", i, c);
         }
     }
     if (n < k) {
-        for (int c = 0; c < s->n_cand; c++) {
-            const candidate *o = &s->cand[c];
+        for (int c = 0; c < s->sr.cands.n; c++) {
+            const candidate *o = &s->sr.cands.cand[c];
             int shown = o->prob < (double)s->ec.min_prob;
-            for (int j = 0; j < n && !shown; j++) shown = same_shown(&s->cand[at[j]], o, caps);
+            for (int j = 0; j < n && !shown; j++) shown = same_shown(&s->sr.cands.cand[at[j]], o, caps);
             if (!shown)
                 return err_set(why, whylen, LAYA_ERR_INTERNAL, "%d suggestions for k = %d, but a distinct candidate "
                                "%d is left out", n, k, c);
