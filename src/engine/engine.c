@@ -175,7 +175,8 @@ laya_status laya_session_new(const laya_model *lm, laya_session **out) {
     s->m = lm->m;
     s->cfg = lm->m->cfg;
     s->ec = engine_cfg_default();
-    s->learn_kappa = ENGINE_LEARN_KAPPA;
+    engine_memory_init(&s->mem);
+    engine_feedback_init(&s->fb);
     if (engine_context_init(&s->cx, s->m) != LAYA_OK || engine_search_init(&s->sr, s->lm) != LAYA_OK) {
         laya_session_free(s);
         return LAYA_ERR_NOMEM;
@@ -193,7 +194,8 @@ void laya_session_free(laya_session *s) {
     if (!s) return;
     engine_context_free(&s->cx);
     engine_search_free(&s->sr);
-    learn_index_free(s->cix);
+    engine_memory_free(&s->mem);
+    engine_feedback_free(&s->fb);
     engine_nc_free(&s->nc);
     notes_link_free(s->notes);
     engine_pipe_free(s->pipe);
@@ -204,7 +206,7 @@ void laya_session_free(laya_session *s) {
  * text's memory is rebuilt where an edit reached into it (blend.c). */
 static laya_status ctx_edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
     if (engine_context_edit(&s->cx, keep, add, n) != LAYA_OK) return LAYA_ERR_NOMEM;
-    if (keep < s->cix_end) s->cix_end = SIZE_MAX;
+    engine_memory_edited(&s->mem, keep);
     return LAYA_OK;
 }
 
@@ -248,8 +250,8 @@ laya_status laya_session_backspace(laya_session *s, size_t n_chars) {
 laya_status laya_session_reset(laya_session *s) {
     if (!s) return LAYA_ERR_ARG;
     engine_context_reset(&s->cx, s->m);
-    s->cix_end = SIZE_MAX;
-    s->shown_n = 0;
+    engine_memory_forget_typed(&s->mem, 0);
+    engine_feedback_forget(&s->fb);
     s->sr.guesses.n = s->sr.guesses.done = 0;
     return LAYA_OK;
 }
@@ -262,7 +264,7 @@ int engine_gate_at(const laya_session *s, const uint8_t *text, size_t len) {
 int engine_gate(const laya_session *s) { return engine_gate_at(s, s->cx.ctx, s->cx.len); }
 
 void engine_set_field(laya_session *s, int secret, int priv) {
-    if (secret && !s->secret_field) s->shown_n = 0;   /* a list shown before is not judged in there */
+    if (secret && !s->secret_field) engine_feedback_forget(&s->fb);   /* a list shown before is not judged in there */
     s->secret_field = secret;
     if (priv || secret) {
         if (!s->private_field) engine_set_private(s, 1);
@@ -274,16 +276,7 @@ void engine_set_field(laya_session *s, int secret, int priv) {
 /* 1 when feedback on what is shown now may be learned: a memory attached,
  * learning on, the gate open. */
 static int feedback_on(const laya_session *s) {
-    return s->memory && s->learn_on && engine_gate(s) == ENGINE_GATE_OPEN;
-}
-
-/* Copies out[0..n) as the list shown (texts checked by the caller). */
-static void set_shown(laya_session *s, const laya_suggestion *out, int n) {
-    for (int i = 0; i < n; i++) {
-        memmove(s->shown_text[i], out[i].text, out[i].len);
-        s->shown_len[i] = out[i].len;
-    }
-    s->shown_n = n;
+    return s->mem.memory && s->mem.learn_on && engine_gate(s) == ENGINE_GATE_OPEN;
 }
 
 int laya_goes_before_blank(uint32_t c) { return c && c < 0x80 && strchr(".,;:!?", (int)c) != NULL; }
@@ -340,7 +333,7 @@ static int guess_keeps_root(const engine_context *cx, const tok *tk, const uint8
 laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
     if (n_out) *n_out = 0;
     if (!s || !out || !n_out || k < 0 || k > ENGINE_MAX_K) return LAYA_ERR_ARG;
-    s->shown_n = 0;
+    engine_feedback_forget(&s->fb);
     /* The gate: in a secret field, and after a prompt for a secret (a
      * terminal's sudo, ssh or gpg prompt, which declares no field purpose)
      * where the rest of the line is the secret, nothing is shown (nor is it
@@ -348,13 +341,7 @@ laya_status laya_suggest(laya_session *s, int k, laya_suggestion *out, int *n_ou
     if (engine_gate(s) == ENGINE_GATE_SECRET) return LAYA_OK;
     laya_status st = engine_suggest(s, k, out, n_out);
     if (st == LAYA_OK) set_guesses(&s->sr.guesses, out, *n_out, k);
-    if (st == LAYA_OK && *n_out && feedback_on(s)) {
-        size_t kl;
-        const uint8_t *key = learn_fb_key(s->cx.ctx, s->cx.len, &kl);
-        memcpy(s->shown_key, key, kl);
-        s->shown_klen = kl;
-        set_shown(s, out, *n_out);
-    }
+    if (st == LAYA_OK && *n_out && feedback_on(s)) engine_feedback_shown(&s->fb, s->cx.ctx, s->cx.len, out, *n_out);
     return st;
 }
 
@@ -389,24 +376,21 @@ laya_status laya_session_shown(laya_session *s, const laya_suggestion *shown, in
     for (int i = 0; i < n; i++)
         if ((!shown[i].text && shown[i].len) || shown[i].len > ENGINE_MAX_GEN) return LAYA_ERR_ARG;
     if (!feedback_on(s)) {
-        s->shown_n = 0;
+        engine_feedback_forget(&s->fb);
         return LAYA_OK;
     }
-    set_shown(s, shown, n);
+    engine_feedback_shown(&s->fb, NULL, 0, shown, n);
     return LAYA_OK;
 }
 
 laya_status laya_session_feedback(laya_session *s, int accepted) {
     if (!s || accepted < -1) return LAYA_ERR_ARG;
-    int n = s->shown_n;
+    int n = s->fb.shown_n;
     if (!n) return LAYA_OK;
     if (accepted >= n) return LAYA_ERR_ARG;
-    s->shown_n = 0;
+    engine_feedback_forget(&s->fb);
     if (!feedback_on(s)) return LAYA_OK;
-    const uint8_t *texts[ENGINE_MAX_K];
-    for (int i = 0; i < n; i++) texts[i] = s->shown_text[i];
-    return learn_memory_feedback(s->memory, s->shown_key, s->shown_klen, texts, s->shown_len, n, accepted, NULL,
-                                 NULL, 0);
+    return engine_feedback_learn(&s->fb, n, s->mem.memory, accepted);
 }
 
 /* Numerics: log-softmax in double with max subtraction, summed in double. */
@@ -484,18 +468,18 @@ laya_status laya_session_get_stats(const laya_session *s, laya_session_stats *ou
 
 laya_status engine_set_learn(laya_session *s, int on, const struct learn_index *ix, double kappa) {
     if (!s || kappa < 0) return LAYA_ERR_ARG;
-    s->learn_on = on;
-    s->lix = ix;
-    s->learn_kappa = kappa > 0 ? kappa : ENGINE_LEARN_KAPPA;
+    s->mem.learn_on = on;
+    s->mem.lix = ix;
+    s->mem.learn_kappa = kappa > 0 ? kappa : ENGINE_LEARN_KAPPA;
     return LAYA_OK;
 }
 
 laya_status laya_session_set_memory(laya_session *s, laya_memory *m) {
     if (!s) return LAYA_ERR_ARG;
-    s->memory = m;
-    s->shown_n = 0;
-    s->lix = NULL;
-    s->learn_on = m != NULL;
+    s->mem.memory = m;
+    engine_feedback_forget(&s->fb);
+    s->mem.lix = NULL;
+    s->mem.learn_on = m != NULL;
     return LAYA_OK;
 }
 
@@ -560,9 +544,8 @@ laya_status laya_session_set_private(laya_session *s, int on) {
 
 void engine_set_private(laya_session *s, int on) {
     s->private_field = on;
-    if (on) s->shown_n = 0;   /* a list shown before is not judged in there */
-    s->cix_end = SIZE_MAX;   /* what was typed there is not kept */
-    if (s->cix) learn_index_clear(s->cix);
+    if (on) engine_feedback_forget(&s->fb);   /* a list shown before is not judged in there */
+    engine_memory_forget_typed(&s->mem, 1);   /* what was typed there is not kept */
 }
 
 uint64_t engine_steps(const laya_session *s) { return s->cx.steps; }

@@ -370,9 +370,9 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
     case LAYA_INPUT_COMMIT:
         /* learning, not a key: the list shown is not judged (a front end
          * whose Enter ends the line passes it over with DISMISS first) */
-        if (in->len && s->memory && engine_gate_at(s, c0, len0) == ENGINE_GATE_OPEN) {
+        if (in->len && s->mem.memory && engine_gate_at(s, c0, len0) == ENGINE_GATE_OPEN) {
             p->err[0] = 0;
-            late = laya_memory_commit(s->memory, in->text, in->len, &v->learned, p->err, sizeof p->err);
+            late = laya_memory_commit(s->mem.memory, in->text, in->len, &v->learned, p->err, sizeof p->err);
             if (late != LAYA_OK) v->error = p->err[0] ? p->err : laya_status_str(late);
         }
         break;

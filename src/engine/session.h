@@ -8,6 +8,7 @@
 #include "engine/context.h"
 #include "engine/nc.h"
 #include "engine/search.h"
+#include "engine/experts.h"
 
 /* Per-token facts the search needs, computed once per model. */
 enum {
@@ -24,7 +25,6 @@ struct laya_model {
     uint8_t *tflags;  /* (V) TF_* */
 };
 
-enum { ENGINE_JUNK_CACHE = 64, ENGINE_FB_KEY = 128 /* LEARN_FB_KEY_MAX */ };
 struct laya_session {
     const laya_model *lm;
     const model *m;
@@ -34,29 +34,9 @@ struct laya_session {
     engine_context cx;              /* context.h: the text, its stable tokens, the model states */
     engine_search sr;               /* search.h: the suggestion search, its candidates */
 
-    /* Personal memory (blend.c): the index the search consults (borrowed;
-     * NULL: none), how much it is trusted, and the privacy switch. */
-    const struct learn_index *lix;
-    struct laya_memory *memory;     /* laya_session_set_memory (borrowed); the history comes from it */
-    double learn_kappa;
+    engine_memory mem;              /* experts.h: the personal memory, an expert */
+    engine_feedback fb;             /* experts.h: the list shown, awaiting its verdict */
     int private_field;              /* a password or private field: no memory */
-    int learn_on;                   /* consult the memory and the text typed */
-    /* The text being typed as a memory of its own (the session's last
-     * ENGINE_WINDOW bytes, complete units only): names and phrases that
-     * recur inside a document before anything is committed. */
-    struct learn_index *cix;
-    size_t cix_end;                 /* ctx[..cix_end) is in cix; SIZE_MAX: rebuild */
-    uint64_t junk_hash[ENGINE_JUNK_CACHE];   /* blend.c: words judged, by hash (0: none) */
-    uint8_t junk_verdict[ENGINE_JUNK_CACHE];
-    /* The list last shown (laya_suggest, laya_session_shown) and the key of
-     * the context it was made for (learn_fb_key), awaiting
-     * laya_session_feedback; shown_n 0: none (or no memory to learn it). */
-    uint8_t shown_key[ENGINE_FB_KEY];
-    size_t shown_klen;
-    int shown_n;
-    uint8_t shown_text[ENGINE_MAX_K][ENGINE_MAX_GEN];
-    size_t shown_len[ENGINE_MAX_K];
-
     engine_nc nc;                   /* nc.h: the continuous cache, the search's scoring plug-in */
 
     /* The keystroke pipeline's state (pipeline.h; NULL until the first
@@ -97,20 +77,6 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
  * for the next keystroke, the candidates dropped, its work counted in
  * ahead_steps / ahead_logits instead of the search counters. */
 void engine_search_ahead(laya_session *s, int k);
-
-/* blend.c: mixes what the personal memory proposes for the context into the
- * search's candidates s->cand[0..n_cand) (probabilities and scores set), k
- * of which will be shown; nothing changes when the session has no memory
- * or it proposes nothing. */
-void engine_blend_memory(laya_session *s, int k);
-/* blend.c: 1 while the session's memory is incognito (brought up to other
- * processes' switches first), else 0: the text typed is then not learned
- * from, by the unit memory or by the continuous cache. */
-int engine_memory_incognito(laya_session *s);
-/* blend.c: adds what the model file's next-word prior proposes (prior.h),
- * with trust ec.prior_weight; a candidate it has nothing for keeps its
- * probability, and nothing changes without a prior or at 0. */
-void engine_blend_prior(laya_session *s);
 
 /* Fills lm->tflags from the tokenizer (engine_model_wrap). */
 void engine_token_flags(const tok *t, int32_t V, uint8_t *flags);

@@ -1022,7 +1022,9 @@ void engine_search_run(engine_search *sr, const engine_query *qy, const engine_c
  * incognito or in a private field, less while the text typed is short
  * (engine_nc_trust). */
 static float cache_weight(laya_session *s, int after_cjk) {
-    float w = !s->learn_on || engine_memory_incognito(s) ? 0 : after_cjk ? s->ec.cjk_cache_weight : s->ec.cache_weight;
+    float w = !s->mem.learn_on || engine_memory_incognito(&s->mem) ? 0
+              : after_cjk                                        ? s->ec.cjk_cache_weight
+                                                                 : s->ec.cache_weight;
     w *= engine_nc_trust(&s->nc, &s->cx);
     return s->private_field ? 0 : w;
 }
@@ -1056,10 +1058,12 @@ laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_
     /* search: the model's candidates, the continuous cache mixed in */
     s->nc.w = cache_weight(s, q.after_cjk);
     engine_search_run(&s->sr, &q, &s->cx, s->lm, &s->ec, &s->nc);
-    /* experts (a tail typed in capitals is completed by the model alone) */
+    /* experts, in turn over the candidates (none for a tail typed in
+     * capitals: the model alone completes it; nothing personal in a private
+     * field) */
     if (!q.caps) {
-        engine_blend_prior(s);
-        engine_blend_memory(s, k);
+        engine_blend_prior(cl, &s->m->prior, &s->ec, s->cx.ctx, s->cx.len);
+        if (!s->private_field) engine_blend_memory(cl, &s->mem, s->lm, &s->ec, &s->cx, k);
     }
     /* pick: best first, ties in emission order; then the k shown, as a set */
     candidate tmp;
