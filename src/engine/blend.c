@@ -54,6 +54,8 @@
 #include "learn/learn_index.h"
 #include "prior/prior.h"
 
+_Static_assert((int)ENGINE_FB_KEY == (int)LEARN_FB_KEY_MAX, "experts.h and learn_fb.h disagree on the feedback key");
+_Static_assert((int)ENGINE_MAX_GEN == (int)LEARN_FB_TEXT_MAX, "a shown suggestion must fit a feedback row");
 _Static_assert((int)LEARN_MAX_CAND <= (int)PRIOR_MAX_CAND && (int)PRIOR_MAX_WORD <= (int)LEARN_MAX_TEXT,
                "a prior query fills a learn_result");
 

@@ -22,14 +22,8 @@
 #include "kern/kern.h"
 #include "intent/intent.h"
 #include "notes/notes.h"
-#include "learn/learn.h"
-#include "learn/learn_fb.h"
-#include "learn/learn_index.h"
 #include "util/err.h"
 #include "util/privacy.h"
-
-_Static_assert((int)ENGINE_FB_KEY == (int)LEARN_FB_KEY_MAX, "session.h and learn_fb.h disagree on the feedback key");
-_Static_assert((int)ENGINE_MAX_GEN == (int)LEARN_FB_TEXT_MAX, "a shown suggestion must fit a feedback row");
 
 /* ---- models ---- */
 

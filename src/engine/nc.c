@@ -32,8 +32,8 @@
  * The cache owns its ring and scratch (engine_nc, nc.h); it reads the
  * context (the stable tokens, cur) and writes the distributions the search
  * keeps at its nodes (engine_nc_dist). Memory: the ring of ENGINE_NC_SIZE +
- * NC_SLACK rows of H q8 codes with their scales, and V + 5 H floats of
- * scratch, 0.3 MB for the shipped model. */
+ * NC_SLACK rows of H q8 codes with their scales and biases, and about V +
+ * NC_BATCH (rows + H) floats of scratch: 0.3 MB for the shipped model. */
 #include "engine/nc.h"
 
 #include <math.h>

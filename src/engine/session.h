@@ -1,7 +1,20 @@
-/* session.h - private to src/engine: the layout of a model and a session,
- * shared by engine.c (contexts, checkpoints) and suggest.c (search).
+/* session.h - private to src/engine: a model and a session. A session is
+ * its components, each with its own struct, header, init and free:
+ *   context   context.h  the text, its stable tokens, the model states and
+ *                        checkpoints (context.c)
+ *   search    search.h   the beam search, its nodes and candidate list,
+ *                        counters and the next keys computed ahead (suggest.c)
+ *   cache     nc.h       the continuous cache, the search's scoring plug-in
+ *                        (nc.c)
+ *   experts   experts.h  the personal memory and the feedback on the lists
+ *                        shown, over the candidate list (blend.c; the prior
+ *                        keeps no state)
+ * and what belongs to the session as a whole: the model and the search
+ * parameters, the field's flags, the pipeline, notes and intent. A
+ * keystroke composes them in engine_suggest (suggest.c); every edit of the
+ * text goes through engine.c's apply.
  *
- * Shape letters: V vocab, H hidden, B beams, S model_state_floats. */
+ * Shape letters: V vocab. */
 #ifndef LAYA_ENGINE_SESSION_H
 #define LAYA_ENGINE_SESSION_H
 
@@ -29,20 +42,22 @@ struct laya_session {
     const laya_model *lm;
     const model *m;
     model_cfg cfg;
-    engine_cfg ec;
+    engine_cfg ec;                  /* the search parameters (laya_session_set_search) */
 
-    engine_context cx;              /* context.h: the text, its stable tokens, the model states */
-    engine_search sr;               /* search.h: the suggestion search, its candidates */
-
-    engine_memory mem;              /* experts.h: the personal memory, an expert */
+    engine_context cx;              /* context.h */
+    engine_search sr;               /* search.h */
+    engine_nc nc;                   /* nc.h */
+    engine_memory mem;              /* experts.h: the personal memory */
     engine_feedback fb;             /* experts.h: the list shown, awaiting its verdict */
-    int private_field;              /* a password or private field: no memory */
-    engine_nc nc;                   /* nc.h: the continuous cache, the search's scoring plug-in */
+
+    /* The field's flags (engine_set_field): a password or private field
+     * (no memory, nothing learned or kept), a secret one (engine_gate). */
+    int private_field;
+    int secret_field;
 
     /* The keystroke pipeline's state (pipeline.h; NULL until the first
-     * laya_session_event) and the field's secret flag (engine_gate). */
+     * laya_session_event). */
     struct engine_pipe *pipe;
-    int secret_field;
 
     /* Related notes (src/notes): the attached index and its cache (NULL: none). */
     struct notes_link *notes;
@@ -70,7 +85,8 @@ int engine_gate_at(const laya_session *s, const uint8_t *text, size_t len);
 /* Sets the field's flags (the pipeline, on every event). */
 void engine_set_field(laya_session *s, int secret, int priv);
 
-/* suggest.c */
+/* suggest.c: the k suggestions for s's context (context -> search ->
+ * experts -> pick); out's texts point into the session. */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out);
 /* suggest.c: the search engine_suggest makes for k suggestions, for its
  * model steps only (laya_session_prefetch): the nodes it computes are kept

@@ -1,5 +1,8 @@
-/* suggest.c - the suggestion search: a prefix-constrained beam search over
- * tokens from the session's stable state.
+/* suggest.c - a keystroke's suggestions: engine_suggest (at the end) reads
+ * top to bottom as the steps, context -> search -> experts -> pick, over
+ * the session's components; and the search component itself (search.h), a
+ * prefix-constrained beam search over tokens from the context's stable
+ * state, with the pick of the k shown from its candidates.
  *
  * The unfinished tail (the half-typed word with its leading space, or the
  * last bytes of a CJK run) constrains the first tokens: a token is allowed if
@@ -33,12 +36,14 @@
  *
  * Cost (the keystroke path). Each depth of the search is one batched model
  * step for all of its new beams (model_step_batch: every matrix streamed once
- * for the batch) and one batched logits product for the beams that have
- * matched the tail (model_logits_batch); a beam still under the constraint
- * needs only its allowed ids' logits (model_logits_ids), except the root
- * when the tail allows more than V/4 tokens or its full logits are already
- * there: they are kept until the stable state changes (typing on inside a
- * word re-expands the root with every character). A root rerooted onto a
+ * for the batch) and one batched logits product for every beam whose node
+ * has no summary yet (model_logits_batch, summarize_free: the normaliser a
+ * beam under the constraint needs, everything a matched one expands from);
+ * a beam still under the constraint then reads its allowed ids' logits
+ * (model_logits_ids), or all V of them when the tail allows more than V/4
+ * tokens; the root's full logits are kept until the stable state changes
+ * (typing on inside a word re-expands the root with every character). A
+ * root rerooted onto a
  * summarized node (the usual case at a word's end, and in CJK text at
  * every fourth character, where a 4-character chunk becomes stable) needs
  * no full logits for its summary, and a blank's many allowed tokens take
@@ -60,8 +65,11 @@
  * per keystroke -20% in English, -15% in Chinese).
  *
  * Numerics: log-probabilities in double; softmax by max subtraction, so no
- * overflow for any float logits. Everything lives in the session's scratch
- * (engine_search_init): no allocation here. */
+ * overflow for any float logits. Everything lives in the search's scratch
+ * (engine_search_init, one block): no allocation here. Memory: ENGINE_NODES
+ * states of S + H floats and (ENGINE_GEN_BEAMS + ENGINE_KEPT + 5) V floats
+ * with the batch's scratch, 1.8 MB for the shipped model (V = 8192, H =
+ * 384, S = 3072). */
 #include "engine/session.h"
 
 #include <math.h>
@@ -432,7 +440,7 @@ static void expand_constrained(search *q, int bi) {
      * is all about the word typed; in one list of three the splits crowded
      * the word out and "the upd" was completed by " upd"+"o"+"or". Each list
      * keeps its best width (next_generation admits width of each kind). */
-    engine_nc_mark(q->nc, &nd->nc, 1);  /* the node's cache distribution: engine_suggest's batch */
+    engine_nc_mark(q->nc, &nd->nc, 1);  /* the node's cache distribution: engine_search_run's batch */
     int start = q->np;
     for (int pass = 0; pass < 2; pass++) {
         if (q->split) start = q->np;
@@ -509,7 +517,7 @@ static void expand_free(search *q, int bi) {
     engine_search *sr = q->sr;
     const tok *tk = q->mod->tok;
     const beam *b = &sr->beams[0][bi];
-    const node *nd = &sr->nodes[b->node];  /* its cache distribution: engine_suggest's batch */
+    const node *nd = &sr->nodes[b->node];  /* its cache distribution: engine_search_run's batch */
     /* the word-end mass with the cache's share (engine_nc_pend), of which
      * the model's share of blanks goes on with one */
     double pe = exp(b->lp) * engine_nc_pend(q->nc, &nd->nc, nd->pend, sr->wend), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
@@ -871,8 +879,11 @@ static int advance(search *q) {
  * kept nodes cover (the word just finished was among the beams, the usual
  * case at a space), that path's node becomes the root and its subtree is
  * kept: the next word's search then starts from known states. The kept
- * states differ from those the engine fed by float rounding only (batched vs
- * single products, ~1e-7). Otherwise every kept node is dropped. */
+ * states are those the context would have stepped itself: model_step_batch
+ * equals model_step bit for bit for q8 and q4 weights (the shipped model)
+ * and on the ref table; f32/f16 weights on the vector tables round
+ * otherwise, within 1e-5 relative (model.h). Otherwise every kept node is
+ * dropped. */
 static void reroot(engine_search *sr, const engine_context *cx, int32_t V) {
     node *root = &sr->nodes[ENGINE_NODES];
     int at = cx->cur.st.n > sr->root_n ? node_at_cur(sr, cx) : -1;
@@ -1044,32 +1055,29 @@ static int show_list(engine_search *sr, const int *picked, int n, int caps, laya
     return n;
 }
 
-/* One keystroke's suggestions, read top to bottom: the context's tail, the
- * search, the experts over its candidates in turn, the k picked. Whether
- * and how much of the list is shown is the pipeline's decision
- * (pipeline.c). */
+/* One keystroke's suggestions, top to bottom. The stable state is already
+ * fed (engine.c, apply: every edit); whether and how much of the list is
+ * shown is the pipeline's decision (pipeline.c). */
 laya_status engine_suggest(laya_session *s, int k, laya_suggestion *out, int *n_out) {
-    *n_out = 0;
     engine_cands *cl = &s->sr.cands;
-    cl->n = 0;
+    *n_out = cl->n = 0;
     /* context: the unfinished tail to complete */
     engine_query q;
     if (!engine_search_query(&s->cx, k, &q)) return LAYA_OK;
     /* search: the model's candidates, the continuous cache mixed in */
     s->nc.w = cache_weight(s, q.after_cjk);
     engine_search_run(&s->sr, &q, &s->cx, s->lm, &s->ec, &s->nc);
-    /* experts, in turn over the candidates (none for a tail typed in
-     * capitals: the model alone completes it; nothing personal in a private
-     * field) */
-    if (!q.caps) {
-        engine_blend_prior(cl, &s->m->prior, &s->ec, s->cx.ctx, s->cx.len);
-        if (!s->private_field) engine_blend_memory(cl, &s->mem, s->lm, &s->ec, &s->cx, k);
-    }
-    /* pick: best first, ties in emission order; then the k shown, as a set */
+    /* experts, in turn over the candidates: the prior, the memory with the
+     * feedback inside it (blend.c says why); none for a tail typed in
+     * capitals (the model alone completes it), no memory in a private field */
+    if (!q.caps) engine_blend_prior(cl, &s->m->prior, &s->ec, s->cx.ctx, s->cx.len);
+    if (!q.caps && !s->private_field) engine_blend_memory(cl, &s->mem, s->lm, &s->ec, &s->cx, k);
+    /* pick: best first (ties in emission order), then the k shown as a set */
     candidate tmp;
     topk_sort(cl->cand, sizeof *cl->cand, cl->n, cand_beats, &tmp);
     int picked[ENGINE_MAX_K];
-    *n_out = show_list(&s->sr, picked, engine_pick(cl, &s->ec, q.k, q.caps, picked), q.caps, out);
+    const int n = engine_pick(cl, &s->ec, q.k, q.caps, picked);
+    *n_out = show_list(&s->sr, picked, n, q.caps, out);
     return LAYA_OK;
 }
 
