@@ -30,8 +30,9 @@
  * an expert called after it: applied after the mix, f ((1 - mu) p_model +
  * mu p_mem) rounds otherwise than (1 - mu) f p_model + mu f p_mem, and the
  * typo and junk judgments would see the ranks before the feedback (tried
- * 2026-12-07: 414 of 7,523 lists of an English typing script with memory
- * and feedback changed in their last bits, one list was held back by the
+ * 2026-12-07 on an English typing script with memory and feedback through
+ * laya_session_event: 414 of its 7,523 lines of output changed, mostly
+ * probabilities in their last bits, and one list was held back by the
  * decision where it had been shown).
  *
  * The model file's next-word prior (engine_blend_prior, at the end) is
