@@ -75,7 +75,8 @@ BENCH(nc_cache) {
     s->nc.w = s->ec.cache_weight;
     /* Nodes with distinct vectors: cur's output, scaled. */
     for (int j = 0; j < ENGINE_GEN_BEAMS; j++)
-        for (int h = 0; h < s->cfg.H; h++) s->sr.nodes[j].c.y[h] = s->cx.cur.y[h] * (1.0f + 0.1f * (float)j) + 0.01f * (float)(h % 7);
+        for (int h = 0; h < s->cfg.H; h++)
+            s->sr.nodes[j].c.y[h] = s->cx.cur.y[h] * (1.0f + 0.1f * (float)j) + 0.01f * (float)(h % 7);
     size_t ntok = 0;
     engine_tokens(s, &ntok);
     printf("window %d positions (text: %zu tokens), ring %d rows of H=%d (q8)\n", ENGINE_NC_SIZE, ntok,

@@ -150,7 +150,8 @@ static int junk_word(engine_memory *mx, const laya_model *lm, const engine_conte
     for (size_t i = 1; i < n; i++)
         if (!((w[i] | 0x20) >= 'a' && (w[i] | 0x20) <= 'z')) return 0;
     int32_t ids[1 + 64 + ENGINE_MAX_GEN];
-    if ((double)tok_encode(engine_model(lm)->tok, w, n, ids, sizeof ids / sizeof *ids) <= JUNK_TOKENS * (double)n) return 0;
+    const size_t nt = tok_encode(engine_model(lm)->tok, w, n, ids, sizeof ids / sizeof *ids);
+    if ((double)nt <= JUNK_TOKENS * (double)n) return 0;
     uint64_t h = hash_fnv1a64(HASH_FNV64_BASIS, w, n);
     h |= 1;   /* 0 marks an empty entry */
     int slot = (int)(h % ENGINE_JUNK_CACHE);

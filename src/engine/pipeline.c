@@ -360,7 +360,8 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         /* noted, not read: the next event reads it (a KEY, a SHOW) or
          * replaces it (the client's next context, which the engine then
          * reads once) */
-        st = p->pend_on ? note_joined(p, p->pend, p->pend_len, p->ins, n) : note_joined(p, s->cx.ctx, s->cx.len, p->ins, n);
+        st = p->pend_on ? note_joined(p, p->pend, p->pend_len, p->ins, n)
+                        : note_joined(p, s->cx.ctx, s->cx.len, p->ins, n);
         p->spaced = n > 0 && p->ins[n - 1] == ' ';
         break;
     }

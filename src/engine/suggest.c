@@ -520,7 +520,8 @@ static void expand_free(search *q, int bi) {
     const node *nd = &sr->nodes[b->node];  /* its cache distribution: engine_search_run's batch */
     /* the word-end mass with the cache's share (engine_nc_pend), of which
      * the model's share of blanks goes on with one */
-    double pe = exp(b->lp) * engine_nc_pend(q->nc, &nd->nc, nd->pend, sr->wend), psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
+    double pe = exp(b->lp) * engine_nc_pend(q->nc, &nd->nc, nd->pend, sr->wend);
+    double psp = nd->pend > 0 ? pe * (nd->psp / nd->pend) : 0;
     if (!(psp <= pe)) psp = pe;
     if (!spaceable(q->ec, b->gen, b->glen)) psp = 0;
     emit(q, b, pe, psp);
@@ -710,7 +711,9 @@ static double kth_score(const search *q, int final) {
         int twin_of = -1;
         if (c->len > 1 && c->text[c->len - 1] == ' ')
             for (int j = 0; j < sr->cands.n && twin_of < 0; j++)
-                if (sr->cands.cand[j].sp > 0 && spaced_twin(sr->cands.cand[j].text, sr->cands.cand[j].len, c->text, c->len)) twin_of = j;
+                if (sr->cands.cand[j].sp > 0 &&
+                    spaced_twin(sr->cands.cand[j].text, sr->cands.cand[j].len, c->text, c->len))
+                    twin_of = j;
         if (twin_of >= 0 && sr->cands.cand[twin_of].prob >= floor) continue;
         double v = pick_floor(q->ec, c);
         if (c->sp > 0) {
