@@ -542,7 +542,8 @@ enum {
     LAYA_FIELD_NO_DELETE = 1u << 2, /* the front end cannot delete text before the cursor */
     LAYA_FIELD_ONE_LINE = 1u << 3,  /* a one-line field: suggestions stop before a line break */
     LAYA_FIELD_CLIENT_JUDGES = 1u << 4  /* the client reports every verdict itself (ACCEPT, DISMISS: the
-                                           protocol's feedback); typing on past a list judges nothing */
+                                           protocol's feedback); typing on past a list judges nothing,
+                                           and the list stays to be judged until the next one */
 };
 
 /* What the front end wants in the view (laya_input.want). */

@@ -267,3 +267,24 @@ TEST(pipeline_no_chinese_word_cut_in_half) {
     }
     close_fixture(&f);
 }
+
+/* A client that judges its lists itself (the protocol's feedback) may judge
+ * a list after a stale request noted a newer context: the list stays until
+ * the next one. A front end that does not is judged by the library, and a
+ * new text drops the list unjudged. */
+TEST(pipeline_client_judges_the_list_after_a_stale_context) {
+    fixture f;
+    CHECK(open_fixture(&f, 0));
+    const unsigned fields[2] = {LAYA_FIELD_CLIENT_JUDGES, 0};
+    for (int i = 0; i < 2; i++) {
+        laya_view v;
+        CHECK(ev(&f, LAYA_INPUT_CONTEXT, "Thank you for your he", fields[i], LAYA_WANT_SUGGEST, &v) == LAYA_OK);
+        CHECK(v.n > 0);
+        CHECK(ev(&f, LAYA_INPUT_CONTEXT, "Thank you for your hel", fields[i], 0, &v) == LAYA_OK);
+        laya_input acc = {.kind = LAYA_INPUT_ACCEPT, .index = 0, .field = fields[i], .t_ms = -1};
+        laya_status st = laya_session_event(f.s, &acc, &v);
+        CHECKF(fields[i] ? st == LAYA_OK : st == LAYA_ERR_ARG, "field %u: status %d", fields[i], st);
+        CHECK(ev(&f, LAYA_INPUT_FOCUS, "", 0, 0, &v) == LAYA_OK);
+    }
+    close_fixture(&f);
+}

@@ -307,7 +307,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
             p->spaced = spaced;
         } else {
             if (typed_on(c0, len0, (const uint8_t *)in->text, in->len)) late = passed_over(s, p, in, t);
-            p->n = 0;
+            if (!(in->field & LAYA_FIELD_CLIENT_JUDGES)) p->n = 0;
             if ((st = note_context(p, in->text, in->len)) != LAYA_OK) return st;
         }
         if (p->d) decide_track_context(p->d, in->text, in->len, t);
@@ -332,7 +332,9 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
     /* The event. */
     switch (in->kind) {
     case LAYA_INPUT_CONTEXT:
-        if (!echo) p->n = 0;
+        /* a new text drops the list unjudged, unless the client judges its
+         * lists itself: then it stays to be judged until the next one */
+        if (!echo && !(in->field & LAYA_FIELD_CLIENT_JUDGES)) p->n = 0;
         st = laya_session_set_context(s, in->text, in->len);
         break;
     case LAYA_INPUT_KEY: {
