@@ -44,6 +44,7 @@
  * suggestion (ENGINE_MAX_GEN bytes, no newline) is taken. The query's work
  * is bounded (learn_index_query) and allocates nothing. */
 #include "engine/experts.h"
+#include "engine/tuned.h"
 
 #include <string.h>
 
@@ -303,12 +304,6 @@ static void merge(learn_result *a, const learn_result *b) {
     }
 }
 
-/* The committed history needs twice the evidence of the text typed in the
- * session: it holds other documents too, whose common words completed
- * from memory cost first-pass KSR (0.4137 -> 0.4109 English with it, 0.4068
- * at 1x; the second pass keeps 0.974), while the session's own text is
- * the document at hand. */
-#define HISTORY_KAPPA 2.0
 
 int engine_memory_incognito(engine_memory *mx) {
     laya_memory *mem = mx->memory;
@@ -341,7 +336,7 @@ void engine_blend_memory(engine_cands *cl, engine_memory *mx, const laya_model *
         for (int j = 0; j < r.n; j++) r.c[j].in_doc = 1;
     }
     if (hist) {
-        learn_index_query(hist, cx->ctx, cx->len, mx->learn_kappa * HISTORY_KAPPA, &h);
+        learn_index_query(hist, cx->ctx, cx->len, mx->learn_kappa * ENGINE_HISTORY_KAPPA, &h);
         merge(&r, &h);
     }
     if (mem) {

@@ -35,9 +35,6 @@ enum {
     ENGINE_MAX_STEPS = LAYA_MAX_STEPS
 };
 
-/* The personal memory's default kappa (learn_index.h: its confidence is
- * N / (N + kappa / order)), chosen on held-out text (blend.c). */
-#define ENGINE_LEARN_KAPPA 1.0
 
 /* Wraps an inference model built in memory (model_from_params). With own=1
  * the wrapper frees m in laya_model_free. *out owned by the caller. */

@@ -4,8 +4,9 @@
  * probabilities at every search node.
  *
  * ENGINE_NC_SIZE: the positions it holds; ENGINE_NC_THETA: the sharpness
- * of its softmax over cosines (both chosen in nc.c); ENGINE_NC_TOP: the
- * tokens of a node's distribution kept; ENGINE_NC_RAMP: engine_nc_trust.
+ * of its softmax over cosines; ENGINE_NC_RAMP: engine_nc_trust (the three
+ * tuned, in tuned.h); ENGINE_NC_TOP: the tokens of a node's distribution
+ * kept.
  *
  * Shape letters: V vocab, H hidden, G the q8 group, M the window (m),
  * R the ring's rows (M + NC_SLACK, nc.c), NB = NC_BATCH nodes scored
@@ -14,12 +15,9 @@
 #define LAYA_ENGINE_NC_H
 
 #include "engine/context.h"
+#include "engine/tuned.h"
 
-enum { ENGINE_NC_SIZE = 512, ENGINE_NC_RAMP = 32, ENGINE_NC_TOP = 16 };
-#define ENGINE_NC_THETA 30.0f
-/* The cosine of the cache's null position (nc.c): 0.5 (2026-12-05, sixth
- * session; docs/RESULTS.md, "A cache that resembles nothing"). */
-#define ENGINE_NC_NULL_COS 0.5
+enum { ENGINE_NC_TOP = 16 };
 
 /* The cache's distribution at one search node, valid while ver is the
  * context's cur_ver + 1: its ENGINE_NC_TOP most likely tokens and their

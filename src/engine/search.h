@@ -22,11 +22,6 @@ enum { ENGINE_NODES = 48, ENGINE_TOPN = 24, ENGINE_GEN_BEAMS = 2 * ENGINE_MAX_BE
  * (suggest.c, keep_logits). */
 enum { ENGINE_KEPT = 4 };
 enum { ENGINE_MAX_CAND = 128 };
-/* Next keys laya_session_prefetch computes ahead: the best suggestion's
- * first character is the next key in 48% of English keystrokes, the two
- * best first characters in 55% (the median keystroke then a guess that
- * was right: docs/RESULTS.md, "Computing ahead between keys"). */
-enum { ENGINE_GUESSES = 2 };
 
 /* A search node: the model state after the stable tokens and then a path
  * of tokens, with what the search needs of its logits once the typed tail
