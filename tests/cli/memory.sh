@@ -116,6 +116,13 @@ printf '%s\n' '{"op":"suggest","context":"Dear Zorblatt","k":3}' '{"op":"feedbac
     "$LAYA" serve --stdio --memory "$T/fb0.db" >/dev/null 2>&1
 check "feedback without a commit: no byte on disk" sh -c "test -s '$T/fb0.db' && ! cat '$T/fb0.db'* | grep -aq Zorbl"
 check "the committed line is there" sh -c "'$LAYA' memory list --memory '$T/fb0.db' | grep -q 'Dear Anna'"
+# A commit that follows a password prompt is never learned, even when the
+# client commits only the typed secret (issue 40, F7; the pipeline's gate).
+printf '%s\n' '{"op":"suggest","context":"[sudo] password for anna: ","k":3}' \
+    '{"op":"commit","text":"Tr0ub4dor"}' '{"op":"suggest","context":"ok now","k":3}' '{"op":"commit","text":"ok now"}' |
+    "$LAYA" serve --stdio --memory "$T/f7.db" >"$T/f7.out" 2>/dev/null
+check "a commit after a password prompt: not learned, not on disk" sh -c "sed -n 2p '$T/f7.out' | grep -q '\"learned\":false' && ! cat '$T/f7.db'* | grep -aq Tr0ub4dor"
+check "the next line is learned again" sh -c "sed -n 4p '$T/f7.out' | grep -q '\"learned\":true'"
 fb_serve
 check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 4
 "$LAYA" memory list --feedback --memory "$FB" >"$T/fb.list" 2>"$T/fb.err"
