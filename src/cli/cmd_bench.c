@@ -2,9 +2,10 @@
  * [--feedback]] [TEXT...]`: the end-to-end
  * keystroke benchmark of docs/EVALUATION.md ("Latency and memory"), one thread.
  *
- * For every character of each text: set the context to the text up to and
- * including it, then ask for k=3 suggestions (what `laya serve` does per
- * request). Reports per keystroke p50/p99/max and mean, the model steps per
+ * For every character of each text: the context is the text up to and
+ * including it, with k=3 suggestions asked for: one CONTEXT event of the
+ * keystroke pipeline (laya_session_event), what `laya serve` does per
+ * request (the privacy gate, word boundaries and all). Reports per keystroke p50/p99/max and mean, the model steps per
  * keystroke (those that read the context plus those of the search), the
  * full logits vectors (V dot products each) the search computed, the
  * share of keystrokes with a suggestion; then cold start (process start to
@@ -18,8 +19,8 @@
  * --history F first commits F to that store line by line (`--memory
  * :memory: --history F`: a throw-away store holding F), untimed. Learning's
  * price per keystroke is then the difference from a run without --memory.
- * --feedback passes over every list shown (laya_session_feedback(s, -1),
- * outside the keystroke's time, timed on its own): the feedback table grows
+ * --feedback passes over every list shown (a DISMISS event, the protocol's
+ * feedback -1, outside the keystroke's time, timed on its own): the feedback table grows
  * by up to 3 rows a keystroke and is consulted at every one, the worst
  * case of a typist who never takes a suggestion. Its price is the
  * difference from the same run without --feedback.
@@ -130,14 +131,20 @@ static void run_text(laya_model *m, const bench_run *r, const char *name, const 
         int n = 0;
         laya_session_get_stats(s, &ss);
         uint64_t before = ss.steps + ss.search_steps, logits_before = ss.search_logits;
+        laya_input in = {.kind = LAYA_INPUT_CONTEXT, .text = text, .len = i, .field = LAYA_FIELD_CLIENT_JUDGES,
+                         .want = LAYA_WANT_SUGGEST, .k = 3, .t_ms = -1};
+        laya_view v;
         double t0 = cli_now_s();
-        st = laya_session_set_context(s, text, i);
-        if (st == LAYA_OK) st = laya_suggest(s, 3, out, &n);
+        st = laya_session_event(s, &in, &v);
         ms[k++] = 1e3 * (cli_now_s() - t0);
+        n = v.n < 3 ? v.n : 3;
+        memcpy(out, v.list, (size_t)n * sizeof *out);
         if (st != LAYA_OK) cli_die("%s: keystroke %zu: %s", name, k, laya_status_str(st));
         if (feedback && n > 0) {
             double t1 = cli_now_s();
-            st = laya_session_feedback(s, -1);
+            laya_input d = {.kind = LAYA_INPUT_DISMISS, .field = LAYA_FIELD_CLIENT_JUDGES, .t_ms = -1};
+            laya_view dv;
+            st = laya_session_event(s, &d, &dv);
             fb_ms[nf++] = 1e3 * (cli_now_s() - t1);
             if (st != LAYA_OK) cli_die("%s: feedback at keystroke %zu: %s", name, k, laya_status_str(st));
         }
