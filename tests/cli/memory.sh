@@ -216,6 +216,12 @@ check "complete uses the memory" sh -c "'$LAYA' complete --memory '$T/c.db' 'Zor
 check "complete --no-learn: the model alone" sh -c "! '$LAYA' complete --memory '$T/c.db' --no-learn 'Zorblatt Q' | grep -q 'uennington'"
 check "complete creates no store" sh -c "XDG_DATA_HOME='$T/none' '$LAYA' complete 'Best re' >/dev/null && [ ! -e '$T/none/laya/memory.db' ]"
 fails_with "complete --memory that does not exist" "no memory at" "$LAYA" complete --memory "$T/nothere.db" "Best re"
+# Word boundaries (issue 39), as `laya complete` shows them with the shipped
+# model: 我们明天 is not offered 的地 beside 的地方, and after one committed
+# English line no Latin word is glued to the Chinese.
+check "complete: no Chinese word cut in half" sh -c "! '$LAYA' complete --no-learn '我们明天' | grep -q '\"的地\"\$'"
+"$LAYA" memory add --memory "$T/en.db" "Thus we agreed to meet on Friday." 2>/dev/null
+check "complete: no Latin word after Chinese from one English line" sh -c "printf 'Thus we agreed to meet on Friday.\n我们明天' | '$LAYA' complete --memory '$T/en.db' - | grep -q '\"的地方\"' && ! printf 'Thus we agreed to meet on Friday.\n我们明天' | '$LAYA' complete --memory '$T/en.db' - | grep -q '\"[A-Za-z]'"
 check "complete: nothing after a password prompt, saying why" sh -c "'$LAYA' complete --memory '$T/c.db' '[sudo] password for anna: Zorb' 2>&1 >/dev/null | grep -q 'password prompt'"
 check "memory --help" sh -c "'$LAYA' memory --help | grep -q 'laya memory forget'"
 check "laya lists the commands" sh -c "'$LAYA' --help | grep -q incognito"
