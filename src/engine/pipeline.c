@@ -11,8 +11,11 @@
  *    ACCEPTED/IGNORED): taken (ACCEPT), passed over (DISMISS, or typing on
  *    past it: a KEY, an ERASE, a CONTEXT that adds text at the end), or no
  *    verdict (a cursor move, any other edit, a focus change: the list is
- *    dropped unjudged; a COMMIT, which is learning, not a key). It is the rule `laya eval --feedback`'s
- *    typists follow (src/eval/eval_type.c), which chose the constants.
+ *    dropped unjudged; a COMMIT, which is learning, not a key). It is the
+ *    rule `laya eval --feedback`'s typists follow (src/eval/eval_type.c),
+ *    which chose the constants. A client that reports every verdict itself
+ *    (LAYA_FIELD_CLIENT_JUDGES: the protocol) is judged only by what it
+ *    reports, and its list stays to be judged until the next one.
  *  - Spacing: a suggestion may end with the blank after its word. Right
  *    after one was accepted, a blank typed is absorbed (no double blank),
  *    and . , ; : ! ? go before the blank ("help " + "." is "help. "), where
@@ -23,7 +26,15 @@
  *    list where the front end asks (LAYA_WANT_DECIDE).
  *  - Learning: COMMIT stores the text (redacted after a password prompt:
  *    learn.c) unless the field is secret or private; feedback reaches the
- *    disk only with committed text that holds its context (learn.c). */
+ *    disk only with committed text that holds its context (learn.c).
+ *  - Word boundaries: a suggestion ending inside a Chinese word that a
+ *    longer one in the list finishes is dropped, its slot refilled
+ *    (drop_cut_words); the decision's first word never ends inside one
+ *    (word_end).
+ *  - Coalescing: a context with nothing wanted, or the text an ACCEPT
+ *    leaves, is noted and read by the engine only when an event needs it
+ *    (read_noted), so a stale request steps no model.
+ * docs/DESIGN.md, "The keystroke pipeline", draws it. */
 #include "engine/pipeline.h"
 
 #include <stdlib.h>
