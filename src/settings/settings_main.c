@@ -35,6 +35,7 @@ enum { COL_SHOWN, COL_COUNT, COL_LAST, COL_TEXT, N_COLS };   /* COL_TEXT: the ex
 
 typedef struct {
     GtkWidget *win, *enabled, *count, *accept[3], *incognito, *search, *view, *forget, *forget_all, *status;
+    GtkWidget *summary;     /* what the store holds, as `laya memory list` counts it */
     GtkListStore *store;
     GtkTreeModel *filter;
     char path[SETTINGS_PATH_MAX];   /* settings.ini; "" when there is no place for it */
@@ -185,6 +186,12 @@ static void reload(settings_ui *u) {
     char err[512] = "";
     if (laya_memory_list(u->mem, add_row, u, err, sizeof err) != LAYA_OK) status(u, "Cannot list the memory: %s", err);
     u->feedback = feedback_entries(u);
+    /* the same set `laya memory list` and `list --feedback` count */
+    char sum[256];
+    snprintf(sum, sizeof sum, "%lld texts from %lld commits; %lld feedback entries (suggestions you took or "
+             "passed over, kept with the text they were shown in)",
+             (long long)u->texts, (long long)u->commits, (long long)(u->feedback > 0 ? u->feedback : 0));
+    gtk_label_set_text(GTK_LABEL(u->summary), sum);
     int on = 0;
     if (laya_memory_get_incognito(u->mem, &on, err, sizeof err) == LAYA_OK) {
         u->loading = TRUE;
@@ -372,6 +379,10 @@ static void build(settings_ui *u, GtkApplication *app) {
     gtk_label_set_markup_with_mnemonic(GTK_LABEL(l), "<b>_What Laya has learned</b>");
     gtk_widget_set_halign(l, GTK_ALIGN_START);
     gtk_box_pack_start(GTK_BOX(box), l, FALSE, FALSE, 0);
+    u->summary = gtk_label_new("");
+    gtk_label_set_line_wrap(GTK_LABEL(u->summary), TRUE);
+    gtk_label_set_xalign(GTK_LABEL(u->summary), 0);
+    gtk_box_pack_start(GTK_BOX(box), u->summary, FALSE, FALSE, 0);
     GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
     GtkWidget *fl = gtk_label_new_with_mnemonic("_Find:");
     u->search = gtk_search_entry_new();
