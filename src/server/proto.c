@@ -236,6 +236,33 @@ static json_t *op_feedback(proto *p, uint64_t owner, const char *sid, json_t *re
     return json_pack("{s:b}", "ok", 1);
 }
 
+/* {"op":"key","text":C[,"t_ms":T][,"private":B]}: the character C typed at
+ * the end of the session's context (a KEY event): the reply says what the
+ * client should do instead of inserting C, {"erase":N,"insert":S} (erase N
+ * bytes before the cursor, then insert S), so that a client gets the
+ * library's spacing after an accepted suggestion that ends in a blank (a
+ * blank typed next is absorbed: "insert":""; . , ; : ! ? go before the
+ * blank: "erase":1,"insert":". "). Optional: a client that inserts keys
+ * itself and sends its context with suggest loses only that rule. */
+static json_t *op_key(proto *p, uint64_t owner, const char *sid, json_t *req) {
+    json_t *err = NULL;
+    size_t len;
+    const char *text = get_str(req, "text", 0, &len, &err);
+    if (!text) return err;
+    double t_ms;
+    int timed;
+    if ((err = get_t_ms(req, &t_ms, &timed))) return err;
+    int priv = get_bool(req, "private", 0, &err);
+    if (priv < 0) return err;
+    proto_slot *sl = session_get(p, owner, sid, &err);
+    if (!sl) return err;
+    laya_view v;
+    laya_status st = slot_event(sl, LAYA_INPUT_KEY, text, len, 0, priv, 0, 0, t_ms, &v);
+    if (st == LAYA_ERR_ARG) return error("\"text\" must be one character");
+    if (st != LAYA_OK) return error("key failed: %s", laya_status_str(st));
+    return json_pack("{s:I,s:s%}", "erase", (json_int_t)v.erase, "insert", v.insert ? v.insert : "", v.insert_len);
+}
+
 /* {"op":"prefetch"}: idle work for a client waiting for the next key
  * (laya_session_prefetch): one guess computed ahead, "more" when another
  * is left for a next prefetch; nothing when stale (a later request for the
@@ -482,6 +509,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
     if (!strcmp(op, "feedback")) return op_feedback(p, owner, sid, req);
     if (!strcmp(op, "commit")) return op_commit(p, owner, sid, req);
     if (!strcmp(op, "prefetch")) return op_prefetch(p, owner, sid, stale);
+    if (!strcmp(op, "key")) return op_key(p, owner, sid, req);
     if (!strcmp(op, "incognito")) return op_incognito(p, req);
     if (!strcmp(op, "forget")) return op_forget(p, req);
     if (!strcmp(op, "list")) return op_list(p, req);
@@ -502,7 +530,7 @@ json_t *proto_answer(proto *p, uint64_t owner, json_t *req, int stale) {
         if (st != LAYA_OK) return error("score failed: %s", laya_status_str(st));
         return json_pack("{s:f,s:I}", "bits", bits, "bytes", (json_int_t)len);
     }
-    return error("unknown op \"%.64s\" (expected suggest, feedback, commit, prefetch, reset, score, incognito, forget, list, export or notes)", op);
+    return error("unknown op \"%.64s\" (expected suggest, key, feedback, commit, prefetch, reset, score, incognito, forget, list, export or notes)", op);
 }
 
 json_t *proto_parse(const char *line, size_t n, json_t **err) {

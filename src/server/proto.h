@@ -9,6 +9,7 @@
  *   {"op":"reset","session":"s1"}                 -> {"ok":true}
  *   {"op":"score","session":"s1","text":"..."}    -> {"bits":B,"bytes":N}
  *   {"op":"feedback","session":"s1","accepted":i} -> {"ok":true}
+ *   {"op":"key","session":"s1","text":"."}       -> {"erase":N,"insert":"..."}
  *   anything malformed                            -> {"error":"..."}
  *
  * Behaviour (C7), all optional; a request without these fields is answered

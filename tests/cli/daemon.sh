@@ -402,5 +402,22 @@ LAYA_MODEL=$T/model.fifo timeout 10 "$LAYA" serve --socket "$T/d/fifo.sock" >/de
 check "serve with LAYA_MODEL a FIFO: a clear error at once, no socket left" \
     sh -c "[ $? -eq 1 ] && grep -q 'FIFO' '$T/f.err' && [ ! -e '$T/d/fifo.sock' ]"
 
+# The key op: the library's spacing after an accepted suggestion that ends
+# in a blank, for a protocol client (issue 39: "...updated  C"). The shipped
+# model offers "ated " after this context.
+SHIPPED=$(cd "$(dirname "$0")/../.." && pwd)/models/default.safetensors
+printf '%s\n' '{"op":"suggest","context":"Hi Anna, thanks for the upd","k":3}' '{"op":"feedback","accepted":0}' \
+    '{"op":"key","text":" "}' '{"op":"key","text":"."}' '{"op":"key","text":"x"}' '{"op":"key","text":"ab"}' |
+    "$LAYA" serve --stdio --no-learn --model "$SHIPPED" >"$T/key.out" 2>/dev/null
+check "key: a blank after an accepted blank is absorbed, punctuation goes before it" python3 -c "
+import json
+r = [json.loads(l) for l in open('$T/key.out', encoding='utf-8')]
+assert r[0]['suggestions'][0].endswith(' '), r[0]
+assert r[2] == {'erase': 0, 'insert': ''}, r[2]
+assert r[3] == {'erase': 1, 'insert': '. '}, r[3]
+assert r[4] == {'erase': 0, 'insert': 'x'}, r[4]
+assert 'one character' in r[5]['error'], r[5]
+"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
