@@ -131,6 +131,13 @@ int main(int argc, char **argv) {
                       "{\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"Best re\",\"k\":3}\n"
                       "{\"op\":\"prefetch\",\"session\":\"s1\"}\n"
                       "{\"op\":\"prefetch\",\"session\":\"s2\"}\n"},
+        {"key.jsonl", "\x07\x30"
+                      "{\"op\":\"suggest\",\"session\":\"s1\",\"context\":\"Hi Anna, thanks for the upd\",\"k\":3}\n"
+                      "{\"op\":\"feedback\",\"session\":\"s1\",\"accepted\":0}\n"
+                      "{\"op\":\"key\",\"session\":\"s1\",\"text\":\" \"}\n"
+                      "{\"op\":\"key\",\"session\":\"s1\",\"text\":\".\"}\n"
+                      "{\"op\":\"key\",\"session\":\"s1\",\"text\":\"\\u00e9\",\"t_ms\":5,\"private\":true}\n"
+                      "{\"op\":\"key\",\"session\":\"s1\",\"text\":\"ab\"}\n"},
         {"decide.jsonl", "\x05\x40"
                          "{\"op\":\"suggest\",\"context\":\"I would li\",\"t_ms\":100,\"decide\":true}\n"
                          "{\"op\":\"suggest\",\"context\":\"I would lik\",\"t_ms\":130,\"decide\":true}\n"
