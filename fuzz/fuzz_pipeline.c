@@ -141,10 +141,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
         }
         check_view(&v, in.k, text, len);
         /* the list on screen stays through a SHOW that asks for no
-         * suggestions and a context given again unchanged with nothing
-         * wanted (the daemon's notes and stale requests), outside the gate */
+         * suggestions and a context given with nothing wanted (the daemon's
+         * notes and stale requests) when it is the same text or the client
+         * judges its lists itself, outside the gate */
         const int keeps = (kind == LAYA_INPUT_SHOW && !(in.want & LAYA_WANT_SUGGEST) && v.gate != 2) ||
-                          (kind == LAYA_INPUT_CONTEXT && !in.want && !v.changed);
+                          (kind == LAYA_INPUT_CONTEXT && !in.want &&
+                           (!v.changed || (in.field & LAYA_FIELD_CLIENT_JUDGES)));
         if (!keeps) shown = v.n;
         const int secret = (in.field & LAYA_FIELD_SECRET) || privacy_secret_typed((const char *)text, len);
         if (secret && (v.n || v.n_notes || v.intent || v.gate != 2))
