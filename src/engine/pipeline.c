@@ -165,11 +165,24 @@ static laya_status note_joined(engine_pipe *p, const uint8_t *a, size_t na, cons
     return LAYA_OK;
 }
 
+/* A noted copy of a long context (a pasted document, a hostile client's
+ * megabytes) is not kept once it is read or replaced: the session holds the
+ * text already, and a daemon holds many sessions. */
+enum { PIPE_KEEP_NOTE = 64 * 1024 };
+static void drop_large_note(engine_pipe *p) {
+    if (p->pend_on || p->pend_cap <= PIPE_KEEP_NOTE) return;
+    free(p->pend);
+    p->pend = NULL;
+    p->pend_cap = p->pend_len = 0;
+}
+
 /* The engine reads the noted context, if any. */
 static laya_status read_noted(laya_session *s, engine_pipe *p) {
     if (!p->pend_on) return LAYA_OK;
     p->pend_on = 0;
-    return laya_session_set_context(s, (const char *)p->pend, p->pend_len);
+    laya_status st = laya_session_set_context(s, (const char *)p->pend, p->pend_len);
+    drop_large_note(p);
+    return st;
 }
 
 /* The key c[0..n) typed, spaced: what to erase and insert (into p->ins). */
@@ -336,6 +349,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         else if (in->kind == LAYA_INPUT_CONTEXT && typed_on(c0, len0, (const uint8_t *)in->text, in->len))
             late = passed_over(s, p, in, t);
         p->pend_on = 0;
+        drop_large_note(p);
     } else if ((in->kind == LAYA_INPUT_KEY || in->kind == LAYA_INPUT_ERASE) && (st = read_noted(s, p)) != LAYA_OK) {
         return st;
     }
