@@ -101,9 +101,11 @@ static laya_status passed_over(laya_session *s, engine_pipe *p, const laya_input
     return verdict(s, p, -1, t);
 }
 
-/* The context becomes s->cx.ctx[0..keep) + add[0..n). */
+/* The context becomes s->cx.ctx[0..keep) + add[0..n): appended in place
+ * when nothing is erased (every key but punctuation before an accepted
+ * blank), else through a copy. */
 static laya_status edit(laya_session *s, size_t keep, const uint8_t *add, size_t n) {
-    if (keep == s->cx.len && n == 0) return LAYA_OK;
+    if (keep == s->cx.len) return n ? laya_session_type(s, (const char *)add, n) : LAYA_OK;
     size_t len = keep + n;
     uint8_t *t = malloc(len ? len : 1);
     if (!t) return LAYA_ERR_NOMEM;
@@ -133,22 +135,9 @@ static int same_text(const void *a, size_t na, const void *b, size_t nb) {
     return na == nb && (na == 0 || !memcmp(a, b, na));
 }
 
-/* Notes a context for later (pend); LAYA_ERR_NOMEM leaves nothing noted. */
-static laya_status note_context(engine_pipe *p, const char *t, size_t n) {
-    if (n > p->pend_cap) {
-        uint8_t *b = realloc(p->pend, n);
-        if (!b) return LAYA_ERR_NOMEM;
-        p->pend = b;
-        p->pend_cap = n;
-    }
-    if (n) memcpy(p->pend, t, n);
-    p->pend_len = n;
-    p->pend_on = 1;
-    return LAYA_OK;
-}
-
 /* Notes a[0..na) + b[0..nb) as the context for later; a may be the noted
- * context itself (then only b is appended). */
+ * context itself (then only b is appended). LAYA_ERR_NOMEM leaves the note
+ * as it was. */
 static laya_status note_joined(engine_pipe *p, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
     size_t n = na + nb;
     const int self = a == p->pend;
@@ -209,6 +198,14 @@ static size_t accept_text(engine_pipe *p, int i, int word) {
     return n;
 }
 
+/* Where the context's last PRIOR_MAX_CHARS characters start: a word of the
+ * prior may begin before the cursor. */
+static size_t word_context_start(const laya_session *s) {
+    size_t c0 = s->cx.len;
+    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->cx.ctx, c0);
+    return c0;
+}
+
 /* Word boundaries: a suggestion that ends inside a Chinese word, where a
  * longer one in the list goes on with that word, is dropped (我们明天 was
  * offered 的地方 and 的地, and Tab after the decision's cut gave 的地). The
@@ -217,11 +214,9 @@ static size_t accept_text(engine_pipe *p, int i, int word) {
 static int drop_cut_words(const laya_session *s, laya_suggestion *out, int n) {
     const prior *pr = &s->m->prior;
     if (!pr->nw) return n;
-    /* the context's last characters: a word may begin before the cursor */
-    size_t c0 = s->cx.len;
-    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->cx.ctx, c0);
-    const size_t m = s->cx.len - c0;
+    const size_t c0 = word_context_start(s), m = s->cx.len - c0;
     uint8_t t[4 * PRIOR_MAX_CHARS + LAYA_MAX_SUGGESTION];
+    memcpy(t, s->cx.ctx + c0, m);
     int w = 0;
     for (int i = 0; i < n; i++) {
         int cut = 0;
@@ -229,7 +224,6 @@ static int drop_cut_words(const laya_session *s, laya_suggestion *out, int n) {
         for (int j = 0; j < n && !cut && a->len; j++) {
             const laya_suggestion *b = &out[j];
             if (b->len <= a->len || memcmp(a->text, b->text, a->len)) continue;
-            memcpy(t, s->cx.ctx + c0, m);
             memcpy(t + m, b->text, b->len);
             cut = prior_splits_word(pr, t, m + b->len, m + a->len);
         }
@@ -245,12 +239,9 @@ static size_t word_end(void *vs, const uint8_t *t, size_t n) {
     const laya_session *s = vs;
     size_t e = decide_first_word_end(t, n);
     const prior *pr = &s->m->prior;
-    if (!pr->nw || e >= n || e == 0 || !utf8_cjk_at(t, n, e)) return e;
-    size_t c0 = s->cx.len;
-    for (int i = 0; i < PRIOR_MAX_CHARS && c0 > 0; i++) c0 = utf8_prev(s->cx.ctx, c0);
-    const size_t m = s->cx.len - c0;
+    if (!pr->nw || e >= n || e == 0 || !utf8_cjk_at(t, n, e) || n > LAYA_MAX_SUGGESTION) return e;
+    const size_t c0 = word_context_start(s), m = s->cx.len - c0;
     uint8_t buf[4 * PRIOR_MAX_CHARS + LAYA_MAX_SUGGESTION];
-    if (n > LAYA_MAX_SUGGESTION) return e;
     memcpy(buf, s->cx.ctx + c0, m);
     memcpy(buf + m, t, n);
     while (e < n && utf8_cjk_at(t, n, e) && prior_splits_word(pr, buf, m + n, m + e)) e = utf8_next(t, n, e);
@@ -332,7 +323,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         } else {
             if (typed_on(c0, len0, (const uint8_t *)in->text, in->len)) late = passed_over(s, p, in, t);
             if (!(in->field & LAYA_FIELD_CLIENT_JUDGES)) p->n = 0;
-            if ((st = note_context(p, in->text, in->len)) != LAYA_OK) return st;
+            if ((st = note_joined(p, (const uint8_t *)in->text, in->len, NULL, 0)) != LAYA_OK) return st;
         }
         if (p->d) decide_track_context(p->d, in->text, in->len, t);
         v->gate = engine_gate_at(s, (const uint8_t *)in->text, in->len);
@@ -387,8 +378,7 @@ laya_status laya_session_event(laya_session *s, const laya_input *in, laya_view 
         /* noted, not read: the next event reads it (a KEY, a SHOW) or
          * replaces it (the client's next context, which the engine then
          * reads once) */
-        st = p->pend_on ? note_joined(p, p->pend, p->pend_len, p->ins, n)
-                        : note_joined(p, s->cx.ctx, s->cx.len, p->ins, n);
+        st = note_joined(p, c0, len0, p->ins, n);
         p->spaced = n > 0 && p->ins[n - 1] == ' ';
         break;
     }
