@@ -169,12 +169,10 @@ static laya_status fb_flush_within(laya_memory *m, const uint8_t *text, size_t l
     return st;
 }
 
-static laya_status fb_flush(laya_memory *m, char *err, size_t errlen) { return fb_flush_within(m, NULL, 0, err, errlen); }
-
 laya_status learn_memory_fb_flush(laya_memory *m, char *err, size_t errlen) {
     if (!m) return LAYA_ERR_ARG;
     learn_memory_lock(m);
-    laya_status st = fb_flush(m, err, errlen);
+    laya_status st = fb_flush_within(m, NULL, 0, err, errlen);
     learn_memory_unlock(m);
     return st;
 }

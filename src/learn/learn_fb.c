@@ -238,6 +238,20 @@ void learn_fb_pending(const learn_fb *f, const learn_fb_change **rows, int *n, i
     *events = f->events;
 }
 
+/* The row of pending change i, or -1. */
+static int pending_row(const learn_fb *f, int i) {
+    const learn_fb_change *p = &f->pend[i];
+    return find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
+}
+
+/* Each pending change's row points at it again (after the list moved). */
+static void repoint_rows(learn_fb *f) {
+    for (int i = 0; i < f->npend; i++) {
+        int r = pending_row(f, i);
+        if (r >= 0) f->rows[r].pend = i;
+    }
+}
+
 int learn_fb_pending_within(learn_fb *f, const uint8_t *text, size_t len) {
     int w = 0;
     for (int i = 0; i < f->npend; i++) {
@@ -251,20 +265,14 @@ int learn_fb_pending_within(learn_fb *f, const uint8_t *text, size_t len) {
         }
         w++;
     }
-    /* the rows follow their changes */
-    for (int i = 0; i < f->npend; i++) {
-        const learn_fb_change *p = &f->pend[i];
-        int r = find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
-        if (r >= 0) f->rows[r].pend = i;
-    }
+    repoint_rows(f);
     return w;
 }
 
 void learn_fb_pending_taken(learn_fb *f, int n) {
     if (n > f->npend) n = f->npend;
     for (int i = 0; i < n; i++) {
-        const learn_fb_change *p = &f->pend[i];
-        int r = find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
+        int r = pending_row(f, i);
         if (r >= 0) f->rows[r].pend = -1;
     }
     f->base += f->events;
@@ -275,20 +283,5 @@ void learn_fb_pending_drop(learn_fb *f, int n) {
     if (n > f->npend) n = f->npend;
     memmove(f->pend, f->pend + n, (size_t)(f->npend - n) * sizeof *f->pend);
     f->npend -= n;
-    for (int i = 0; i < f->npend; i++) {
-        const learn_fb_change *p = &f->pend[i];
-        int r = find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
-        if (r >= 0) f->rows[r].pend = i;
-    }
-}
-
-void learn_fb_pending_clear(learn_fb *f) {
-    for (int i = 0; i < f->npend; i++) {
-        const learn_fb_change *p = &f->pend[i];
-        int r = find(f, row_hash(learn_fb_key_hash(p->key, (size_t)p->klen), p->text, (size_t)p->tlen));
-        if (r >= 0) f->rows[r].pend = -1;
-    }
-    f->npend = 0;
-    f->base += f->events;
-    f->events = 0;
+    repoint_rows(f);
 }

@@ -124,8 +124,6 @@ void learn_fb_set_base(learn_fb *f, int64_t base);
 /* The pending changes (*rows, *n) and the events they hold (*events), for
  * the store. */
 void learn_fb_pending(const learn_fb *f, const learn_fb_change **rows, int *n, int *events);
-/* The store took the pending changes (or they were dropped): forgets them. */
-void learn_fb_pending_clear(learn_fb *f);
 /* Privacy (docs/DESIGN.md, "The keystroke pipeline"): only feedback whose
  * key occurs in committed text may reach the store. Moves the pending
  * changes whose key occurs in text[0..len) (byte for byte) to the front and
