@@ -146,7 +146,6 @@ static json_t *notes_json(const laya_note *h, int n, int score) {
  * feedback requests the suggestions are what they would be without it. */
 static laya_status slot_event(proto_slot *sl, laya_input_kind kind, const char *text, size_t len, int index,
                               int priv, unsigned want, int k, double t_ms, laya_view *v) {
-    if (priv != sl->priv) sl->priv = priv;
     laya_input in = {.kind = kind, .text = text, .len = len, .index = index,
                      .field = LAYA_FIELD_CLIENT_JUDGES | (priv ? LAYA_FIELD_PRIVATE : 0), .want = want, .k = k,
                      .t_ms = t_ms};
@@ -178,6 +177,7 @@ static json_t *op_suggest(proto *p, uint64_t owner, const char *sid, json_t *req
     if (priv < 0) return err;
     proto_slot *sl = session_get(p, owner, sid, &err);
     if (!sl) return err;
+    sl->priv = priv;   /* the field the session is in, until the next suggest or key says */
     laya_view v;
     if (stale) {
         if (slot_event(sl, LAYA_INPUT_CONTEXT, ctx, len, 0, priv, 0, 0, t_ms, &v) != LAYA_OK)
@@ -256,6 +256,7 @@ static json_t *op_key(proto *p, uint64_t owner, const char *sid, json_t *req) {
     if (priv < 0) return err;
     proto_slot *sl = session_get(p, owner, sid, &err);
     if (!sl) return err;
+    sl->priv = priv;
     laya_view v;
     laya_status st = slot_event(sl, LAYA_INPUT_KEY, text, len, 0, priv, 0, 0, t_ms, &v);
     if (st == LAYA_ERR_ARG) return error("\"text\" must be one character");
@@ -291,11 +292,13 @@ static json_t *op_commit(proto *p, uint64_t owner, const char *sid, json_t *req)
     int priv = get_bool(req, "private", 0, &err);
     if (priv < 0) return err;
     int learned = 0;
-    if (p->t.memory) {
+    /* a private commit is text not to learn, not a field the session is in
+     * now: it does not reach the session (whose list stays to be judged) */
+    if (p->t.memory && !priv) {
         proto_slot *sl = session_get(p, owner, sid, &err);
         if (!sl) return err;
         laya_view v;
-        laya_status st = slot_event(sl, LAYA_INPUT_COMMIT, text, len, 0, priv || sl->priv, 0, 0, -1, &v);
+        laya_status st = slot_event(sl, LAYA_INPUT_COMMIT, text, len, 0, sl->priv, 0, 0, -1, &v);
         if (st != LAYA_OK) return error("commit not learned: %s", v.error ? v.error : laya_status_str(st));
         learned = v.learned;
     }

@@ -123,6 +123,13 @@ printf '%s\n' '{"op":"suggest","context":"[sudo] password for anna: ","k":3}' \
     "$LAYA" serve --stdio --memory "$T/f7.db" >"$T/f7.out" 2>/dev/null
 check "a commit after a password prompt: not learned, not on disk" sh -c "sed -n 2p '$T/f7.out' | grep -q '\"learned\":false' && ! cat '$T/f7.db'* | grep -aq Tr0ub4dor"
 check "the next line is learned again" sh -c "sed -n 4p '$T/f7.out' | grep -q '\"learned\":true'"
+# A private commit keeps its text out and leaves the session as it was: the
+# list shown before it is still judged by the next feedback.
+printf '%s\n' '{"op":"suggest","context":"I went to the sto","k":3}' '{"op":"commit","text":"QPC-secret","private":true}' \
+    '{"op":"feedback","accepted":-1}' '{"op":"commit","text":"I went to the sto"}' |
+    "$LAYA" serve --stdio --memory "$T/pc.db" >/dev/null 2>&1
+check "a private commit: not kept, and the session's list still judged" sh -c "! cat '$T/pc.db'* | grep -aq QPC-secret && \
+    '$LAYA' memory list --feedback --memory '$T/pc.db' 2>&1 | grep -q '^[1-9][0-9]* feedback entries'"
 fb_serve
 check "feedback: the server answers ok" test "$(grep -c '"ok":true' "$T/fb.out")" -eq 4
 "$LAYA" memory list --feedback --memory "$FB" >"$T/fb.list" 2>"$T/fb.err"
